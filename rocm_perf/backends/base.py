@@ -1,0 +1,64 @@
+"""The one Backend interface: turn a source into a program, run it so a rocpd database comes out.
+
+The rest of the product never asks which backend it has; reports say `Backend.name`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Program:
+    """A built program and how it was built."""
+
+    executable: Path
+    source: Path
+    backend: str
+    flags: list[str] = field(default_factory=list)
+    build_log: Path | None = None
+
+
+@dataclass
+class ProfileResult:
+    """One profiled run: its databases (one per process that ran kernels) and its exit."""
+
+    databases: list[Path]
+    returncode: int
+    stdout: str
+    stderr: str
+    wall_s: float
+    timed_out: bool = False
+    log: Path | None = None
+
+
+class Backend(ABC):
+    """What every backend implements."""
+
+    name: str = "abstract"
+    gpu_timings: bool = False  # True when dispatch times are GPU timestamps
+
+    @abstractmethod
+    def available(self) -> tuple[bool, str]:
+        """Whether this backend can run here, and if not, what is missing (one line)."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """The device that measures, for reports (e.g. 'AMD Instinct MI300X (gfx942)', 'CPU: 2 threads')."""
+
+    @abstractmethod
+    def build(self, source: Path, out_dir: Path, flags: list[str] | None = None, timeout: float = 600) -> Program:
+        """Compile `source` into `out_dir`; raise BuildError with the compiler's first errors."""
+
+    @abstractmethod
+    def profile(
+        self,
+        argv: list[str],
+        out_dir: Path,
+        timeout: float = 600,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ProfileResult:
+        """Run `argv` (the program and its arguments, or a harness) under the profiler; databases land in `out_dir`."""

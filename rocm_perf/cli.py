@@ -1,0 +1,261 @@
+"""Command line: argument parsing and printing only. Every command calls into a package function.
+
+Each `cmd_*` function below belongs to one command; keep them short and keep logic out of here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rocm_perf import __version__
+from rocm_perf.errors import RocmPerfError
+
+
+def _add_backend_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        choices=["auto", "host", "rocm"],
+        default="auto",
+        help="where to build and measure: rocm (hipcc + rocprofv3 on an AMD GPU), host (CPU), "
+        "auto = rocm when rocprofv3 and a GPU agent are present, else host (default: auto)",
+    )
+
+
+def _parse_meta(items: list[str]) -> dict[str, str]:
+    meta = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise RocmPerfError(f"--meta {item!r}: expected key=value")
+        meta[key] = value
+    return meta
+
+
+# ---- commands ---------------------------------------------------------------------------------
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    from rocm_perf.report.summary import run_summary
+
+    return run_summary(
+        Path(args.profile),
+        out=Path(args.out) if args.out else None,
+        as_json=args.json,
+        expect_arch=args.expect_arch,
+        top=None if args.all else args.top,
+        meta=_parse_meta(args.meta),
+    )
+
+
+def cmd_critical_path(args: argparse.Namespace) -> int:
+    from rocm_perf.report.critical_path_report import run_critical_path
+
+    return run_critical_path(
+        Path(args.profile),
+        top=args.top,
+        as_json=args.json,
+        null_stream=args.null_stream,
+        gap_heuristic_us=args.gap_heuristic_us,
+    )
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from rocm_perf.backends.profile_command import run_profile
+
+    return run_profile(
+        Path(args.target),
+        program_args=args.program_args,
+        backend=args.backend,
+        rounds=args.rounds,
+        out=Path(args.out),
+        cflags=args.cflags,
+        timeout=args.timeout,
+    )
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from rocm_perf.backends.check_command import run_check
+
+    return run_check(Path(args.source), arch=args.arch, cflags=args.cflags, as_json=args.json, keep_isa=args.isa)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from rocm_perf.backends.doctor import run_doctor
+
+    return run_doctor(as_json=args.json)
+
+
+def cmd_loops(args: argparse.Namespace) -> int:
+    from rocm_perf.source.commands import run_loops
+
+    return run_loops(Path(args.source), kernel=args.kernel, cflags=args.cflags, as_json=args.json)
+
+
+def cmd_rewrite(args: argparse.Namespace) -> int:
+    from rocm_perf.source.commands import run_rewrite
+
+    return run_rewrite(
+        Path(args.source),
+        loop_id=args.loop,
+        rule=args.rule,
+        factor=args.factor,
+        cflags=args.cflags,
+        write=Path(args.write) if args.write else None,
+    )
+
+
+def cmd_optimize(args: argparse.Namespace) -> int:
+    from rocm_perf.optimize.command import run_optimize
+
+    return run_optimize(args)
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from rocm_perf.optimize.review import run_review
+
+    return run_review(Path(args.out), run=args.run)
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    from rocm_perf.optimize.apply import run_apply
+
+    return run_apply(Path(args.run), trial=args.trial, patch=args.patch, out_root=Path(args.out))
+
+
+# ---- parser -----------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rocm-perf",
+        description="Closed-loop kernel optimization for AMD GPUs: profile a HIP program, weigh "
+        "kernels by the critical path, try guarded loop rewrites, keep only measured wins.",
+    )
+    parser.add_argument("--version", action="version", version=f"rocm-perf {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("summary", help="kernel table of a profile (rocpd, legacy RPD, rocprofv3 CSV)")
+    p.add_argument("profile", help="a rocpd .db, a legacy .rpd (or .rpd.gz), a kernel_trace.csv or a folder of rocprofv3 CSVs")
+    p.add_argument("--out", help="write kernel_table.json, profile_summary.md, profile_metadata.json, critical_path.json here")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.add_argument("--expect-arch", help="the GPU architecture you meant to profile (e.g. gfx942)")
+    p.add_argument("--top", type=int, default=20, help="kernels to show (default: 20)")
+    p.add_argument("--all", action="store_true", help="show every kernel")
+    p.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE", help="metadata only you know (model_name, experiment_id, ...)")
+    p.set_defaults(func=cmd_summary)
+
+    p = sub.add_parser("critical-path", help="rank kernels by their share of the dispatch DAG's critical path")
+    p.add_argument("profile")
+    p.add_argument("--top", type=int, default=None, help="show only the first N kernels")
+    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--null-stream",
+        choices=["legacy", "per-thread"],
+        default="legacy",
+        help="legacy: the null stream waits for and is waited for by every blocking stream (HIP's default); "
+        "per-thread: it is an ordinary stream",
+    )
+    p.add_argument(
+        "--gap-heuristic-us",
+        type=float,
+        default=None,
+        help="opt-in: guess cross-stream edges where a dispatch starts within this many us of another's end "
+        "(invents edges; only for traces without an API trace)",
+    )
+    p.set_defaults(func=cmd_critical_path)
+
+    p = sub.add_parser("profile", help="build (if given a source) and profile a HIP program")
+    p.add_argument("target", help="a .cu/.hip/.cpp source or a built program")
+    p.add_argument("program_args", nargs="*", help="arguments for the program (after --)")
+    _add_backend_option(p)
+    p.add_argument("--rounds", type=int, default=1, help="profiled runs (default: 1)")
+    p.add_argument("--out", default="runs", help="output root (default: runs/)")
+    p.add_argument("--cflags", default="", help="extra compiler flags, e.g. '-I include -DN=1024'")
+    p.add_argument("--timeout", type=float, default=600, help="seconds per build or run (default: 600)")
+    p.set_defaults(func=cmd_profile)
+
+    p = sub.add_parser("check", help="compile for an AMD target and print per-kernel resource usage")
+    p.add_argument("source")
+    p.add_argument("--arch", default="gfx90a", help="AMD target (default: gfx90a)")
+    p.add_argument("--cflags", default="")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--isa", action="store_true", help="keep the ISA and count instructions per kernel")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("doctor", help="what this machine can do, and what to install")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("loops", help="kernels and their loops, with the rewrite rules that apply")
+    p.add_argument("source")
+    p.add_argument("--kernel", help="only this kernel")
+    p.add_argument("--cflags", default="", help="the build's -D/-I/-std flags")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_loops)
+
+    p = sub.add_parser("rewrite", help="print the diff of one rewrite candidate and its guard verdicts")
+    p.add_argument("source")
+    p.add_argument("--loop", required=True, help="loop id (from `rocm-perf loops`)")
+    p.add_argument("--rule", required=True, help="rule name (from rewrites/)")
+    p.add_argument("--factor", type=int, required=True)
+    p.add_argument("--cflags", default="")
+    p.add_argument("--write", metavar="OUT", help="also write the rewritten file here (never the input)")
+    p.set_defaults(func=cmd_rewrite)
+
+    p = sub.add_parser("optimize", help="the closed loop: rewrite, rebuild, measure, keep what is faster")
+    from rocm_perf.optimize.options import add_optimize_arguments
+
+    add_optimize_arguments(p)
+    _add_backend_option(p)
+    p.set_defaults(func=cmd_optimize)
+
+    p = sub.add_parser("review", help="list runs, or show one run's accepted diffs and evidence")
+    p.add_argument("run", nargs="?", help="run directory or name (default: list runs)")
+    p.add_argument("--out", default="runs", help="runs root (default: runs/)")
+    p.set_defaults(func=cmd_review)
+
+    p = sub.add_parser("apply", help="write a run's accepted result to your source file")
+    p.add_argument("run")
+    p.add_argument("--trial", help="apply the result up to this accepted trial")
+    p.add_argument("--patch", action="store_true", help="print a unified diff for `git apply` instead")
+    p.add_argument("--out", default="runs", help="runs root (default: runs/)")
+    p.set_defaults(func=cmd_apply)
+
+    return parser
+
+
+def _split_program_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Everything after the first `--` belongs to the profiled program."""
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1 :]
+    return argv, []
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ours, program_args = _split_program_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(ours)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    if hasattr(args, "program_args"):
+        args.program_args = list(getattr(args, "program_args") or []) + program_args
+    try:
+        return int(args.func(args) or 0)
+    except RocmPerfError as e:
+        if args.debug:
+            raise
+        print(f"rocm-perf: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("rocm-perf: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

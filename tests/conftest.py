@@ -1,0 +1,37 @@
+"""Shared test set-up: data paths, and the rule that hipcc tests skip visibly but fail under CI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+KERNELS = ROOT / "kernels"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def hipcc_for_amd() -> str | None:
+    """Debian's hipcc (or one under ROCM_PATH); None where the machine has none."""
+    return os.environ.get("HIPCC") or shutil.which("hipcc")
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
+
+
+@pytest.fixture
+def hipcc() -> str:
+    """A hipcc that targets AMD: skip with a reason where missing, fail under CI=true."""
+    path = hipcc_for_amd()
+    if path is None:
+        message = "hipcc not installed (apt-get install -y hipcc libamdhip64-dev rocm-device-libs)"
+        if IN_CI:
+            pytest.fail(message + ": CI must have it")
+        pytest.skip(message)
+    os.environ.setdefault("HIP_PLATFORM", "amd")
+    return path
