@@ -124,6 +124,40 @@ def cmd_apply(args: argparse.Namespace) -> int:
     return run_apply(Path(args.run), trial=args.trial, patch=args.patch, out_root=Path(args.out))
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from rocm_perf.trace.perfetto_export import run_export
+
+    return run_export(
+        Path(args.profile),
+        perfetto=Path(args.perfetto),
+        null_stream=args.null_stream,
+        critical_path=not args.no_critical_path,
+    )
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from rocm_perf.report.html import run_report
+
+    return run_report(
+        Path(args.run),
+        html=Path(args.html) if args.html else None,
+        markdown=Path(args.md) if args.md else None,
+        out_root=Path(args.out),
+    )
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from rocm_perf.sweep import run_sweep
+
+    return run_sweep(args)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from rocm_perf.sweep import run_status
+
+    return run_status(Path(args.sweep), as_json=args.json)
+
+
 # ---- parser -----------------------------------------------------------------------------------
 
 
@@ -223,6 +257,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--patch", action="store_true", help="print a unified diff for `git apply` instead")
     p.add_argument("--out", default="runs", help="runs root (default: runs/)")
     p.set_defaults(func=cmd_apply)
+
+    p = sub.add_parser("export", help="a profile as Chrome trace-event JSON for ui.perfetto.dev")
+    p.add_argument("profile", help="a rocpd .db, a legacy .rpd (or .rpd.gz), a kernel_trace.csv or a folder of rocprofv3 CSVs")
+    p.add_argument("--perfetto", required=True, metavar="OUT.json", help="write the trace-event JSON here")
+    p.add_argument("--null-stream", choices=["legacy", "per-thread"], default="legacy", help="as for critical-path")
+    p.add_argument("--no-critical-path", action="store_true", help="skip the DAG analysis (no critical-path track or dependency arrows)")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("report", help="a run's or a sweep's report as self-contained HTML and Markdown")
+    p.add_argument("run", help="a run directory (or its name under --out) or a sweep directory")
+    p.add_argument("--html", metavar="OUT", help="write the HTML here (default: report.html in the run/sweep directory)")
+    p.add_argument("--md", metavar="OUT", help="write the Markdown here (default: report.md in the run/sweep directory)")
+    p.add_argument("--out", default="runs", help="runs root for run names (default: runs/)")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("sweep", help="optimize many targets within a time budget; resumable; --watch keeps running")
+    from rocm_perf.sweep import add_sweep_arguments
+
+    add_sweep_arguments(p)
+    _add_backend_option(p)
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("status", help="what a sweep (or its daemon) is doing: target, stage, queue, gains, budget left")
+    p.add_argument("sweep", help="the sweep directory")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
 
     return parser
 

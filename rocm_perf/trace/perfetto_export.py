@@ -1,0 +1,329 @@
+"""Perfetto export: a Trace as Chrome trace-event JSON that ui.perfetto.dev opens.
+
+Layout: one process per GPU agent with a thread track per (queue, stream); one process for the
+host with a track per thread holding the HIP API calls; a "critical path" process whose single
+track repeats the dispatches on the dispatch DAG's critical path. Flow arrows join each launch
+call to its kernel and each cross-stream DAG edge. Times are microseconds from the earliest
+event (the origin in ns is kept in the file's `otherData`), written with exact 3-decimal
+fractions. Events are written to the file one by one, never collected in a list.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.model import UNKNOWN, Trace
+
+CRITICAL_PATH_PROCESS = "critical path"
+
+
+@dataclass
+class ExportCounts:
+    """What an export wrote, for the command's one-line summary and for tests."""
+
+    path: Path
+    kernel_slices: int = 0
+    api_slices: int = 0
+    critical_slices: int = 0
+    launch_flows: int = 0
+    dependency_flows: int = 0
+    tracks: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def us(ns: int) -> str:
+    """Integer nanoseconds as a JSON number of microseconds with an exact 3-digit fraction."""
+    sign = "-" if ns < 0 else ""
+    whole, frac = divmod(abs(int(ns)), 1000)
+    return f"{sign}{whole}.{frac:03d}"
+
+
+def _event(out: IO[str], first: list[bool], fields: dict[str, Any], ts_ns: int | None = None, dur_ns: int | None = None) -> None:
+    """Write one event; ts/dur are formatted from integer ns so no float rounding creeps in."""
+    body = json.dumps(fields, separators=(",", ":"))[:-1]
+    if ts_ns is not None:
+        body += f',"ts":{us(ts_ns)}'
+    if dur_ns is not None:
+        body += f',"dur":{us(dur_ns)}'
+    out.write(("\n" if first[0] else ",\n") + body + "}")
+    first[0] = False
+
+
+def _kernel_categories(trace: Trace) -> list[str]:
+    """A category per kernel symbol (GEMM, elementwise, ...), from the shared classifier."""
+    from rocm_perf.analysis.categories import categorize
+
+    return [categorize(s.display_name or s.name) for s in trace.symbols]
+
+
+def _critical_path(trace: Trace, null_stream: str):
+    """The DAG analysis for the path and its edges, or None (with the reason) when it cannot run."""
+    from rocm_perf.analysis.critical_path import analyze_critical_path
+
+    return analyze_critical_path(trace, null_stream=null_stream)
+
+
+def cross_stream_edges(trace: Trace, result: Any) -> list[tuple[int, int]]:
+    """Dispatch-row pairs (before, after) of the DAG whose ends sit on different tracks.
+
+    Uses the analysis' own edge list when it exposes one (`dependency_edges` or `edges`); otherwise
+    the consecutive pairs of the critical path that change stream, which are DAG edges too.
+    """
+    edges = getattr(result, "dependency_edges", None)
+    if edges is None:
+        edges = getattr(result, "edges", None)
+    if edges is None:
+        path = [int(r) for r in getattr(result, "path", [])]
+        edges = list(zip(path, path[1:]))
+    keys = np.stack([trace.agent, trace.queue, trace.stream], axis=1) if len(trace) else np.zeros((0, 3))
+    crossing = []
+    for a, b in edges:
+        a, b = int(a), int(b)
+        if not (keys[a] == keys[b]).all():
+            crossing.append((a, b))
+    return crossing
+
+
+def _track_keys(trace: Trace) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+    """Per dispatch row, the index of its (agent, queue, stream) track; and the tracks in order."""
+    if not len(trace):
+        return np.zeros(0, dtype=np.int64), []
+    stacked = np.stack([trace.agent, trace.queue, trace.stream], axis=1)
+    unique, inverse = np.unique(stacked, axis=0, return_inverse=True)
+    return inverse.reshape(-1), [tuple(int(v) for v in row) for row in unique]
+
+
+def _agent_label(trace: Trace, agent_id: int) -> str:
+    for a in trace.agents:
+        if a.id == agent_id:
+            name = f"{a.type} agent {agent_id}: {a.name}"
+            return f"{name} ({a.product})" if a.product and a.product != a.name else name
+    return f"GPU agent {agent_id}" if agent_id != UNKNOWN else "GPU (agent unknown)"
+
+
+def _track_label(queue: int, stream: int) -> str:
+    parts = []
+    parts.append(f"stream {stream}" if stream != UNKNOWN else "stream ?")
+    parts.append(f"queue {queue}" if queue != UNKNOWN else "queue ?")
+    return " · ".join(parts)
+
+
+def export_perfetto(
+    trace: Trace,
+    out: Path,
+    *,
+    critical_path: Any = None,
+    categories: list[str] | None = None,
+) -> ExportCounts:
+    """Write `trace` as trace-event JSON to `out` (via a temp file and a rename).
+
+    `critical_path` is a CriticalPathResult (or None: no path track, no dependency arrows);
+    `categories` names a category per kernel symbol (or None: no category argument).
+    """
+    counts = ExportCounts(path=out)
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8", buffering=1 << 20) as f:
+            f.write('{"traceEvents":[')
+            first = [True]
+            origin = _write_events(f, first, trace, critical_path, categories, counts)
+            f.write("\n],\n")
+            other = {
+                "exporter": "rocm-perf",
+                "origin_ns": origin,
+                "format": trace.metadata.get("format", ""),
+                "source_path": str(trace.metadata.get("source_path", "")),
+                "hostname": trace.metadata.get("hostname", ""),
+                "command": trace.metadata.get("command", ""),
+            }
+            if critical_path is not None:
+                other["critical_path_ns"] = int(critical_path.critical_path_ns)
+            f.write('"displayTimeUnit":"ns",\n"otherData":' + json.dumps(other, default=str) + "}\n")
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return counts
+
+
+def _origin(trace: Trace) -> int:
+    starts = []
+    if len(trace):
+        starts.append(int(trace.start.min()))
+    if trace.api is not None and len(trace.api):
+        starts.append(int(trace.api.start.min()))
+    return min(starts) if starts else 0
+
+
+def _host_pid(trace: Trace, taken: set[int]) -> int:
+    pid = trace.metadata.get("pid")
+    try:
+        pid = int(pid)
+    except (TypeError, ValueError):
+        pid = 0
+    return pid if pid > 0 and pid not in taken else max(taken, default=0) + 1
+
+
+def _write_events(out, first, trace: Trace, cp: Any, categories: list[str] | None, counts: ExportCounts) -> int:
+    origin = _origin(trace)
+    track_of_row, tracks = _track_keys(trace)
+    agents = sorted({t[0] for t in tracks})
+    pid_of_agent = {agent: i + 1 for i, agent in enumerate(agents)}
+    next_pid = len(agents) + 1
+    tid_of_track = {}
+    for i, (agent, queue, stream) in enumerate(tracks):
+        tid_of_track[i] = i + 1
+    for agent in agents:
+        pid = pid_of_agent[agent]
+        _event(out, first, {"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": _agent_label(trace, agent)}})
+        _event(out, first, {"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
+    for i, (agent, queue, stream) in enumerate(tracks):
+        pid, tid = pid_of_agent[agent], tid_of_track[i]
+        _event(out, first, {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": _track_label(queue, stream)}})
+        _event(out, first, {"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid, "args": {"sort_index": tid}})
+    counts.tracks = len(tracks)
+
+    on_path = np.zeros(len(trace), dtype=bool)
+    path_rows: list[int] = []
+    slack = None
+    if cp is not None:
+        path_rows = [int(r) for r in cp.path]
+        on_path[path_rows] = True
+        slack = getattr(cp, "slack", None)
+
+    for row in range(len(trace)):
+        sym = trace.symbols[int(trace.kernel[row])]
+        track = int(track_of_row[row])
+        agent, queue, stream = tracks[track]
+        args: dict[str, Any] = {
+            "kernel": sym.name,
+            "grid": [int(v) for v in trace.grid[row]],
+            "workgroup": [int(v) for v in trace.workgroup[row]],
+            "row": row,
+        }
+        if categories is not None:
+            args["category"] = categories[int(trace.kernel[row])]
+        if int(trace.corr[row]) != UNKNOWN:
+            args["correlation_id"] = int(trace.corr[row])
+        if cp is not None:
+            args["on_critical_path"] = bool(on_path[row])
+            if slack is not None and len(slack) == len(trace):
+                args["slack_us"] = round(float(slack[row]) / 1000.0, 3)
+        start, end = int(trace.start[row]), int(trace.end[row])
+        _event(
+            out, first,
+            {"name": sym.display_name or sym.name, "cat": "kernel", "ph": "X", "pid": pid_of_agent[agent], "tid": tid_of_track[track], "args": args},
+            ts_ns=start - origin, dur_ns=max(0, end - start),
+        )
+        counts.kernel_slices += 1
+
+    if path_rows:
+        cp_pid = next_pid
+        next_pid += 1
+        total_us = us(int(cp.critical_path_ns))
+        _event(out, first, {"name": "process_name", "ph": "M", "pid": cp_pid, "tid": 0, "args": {"name": CRITICAL_PATH_PROCESS}})
+        _event(out, first, {"name": "process_sort_index", "ph": "M", "pid": cp_pid, "tid": 0, "args": {"sort_index": 0}})
+        _event(out, first, {"name": "thread_name", "ph": "M", "pid": cp_pid, "tid": 1, "args": {"name": f"critical path ({total_us} us)"}})
+        for row in path_rows:
+            start, end = int(trace.start[row]), int(trace.end[row])
+            agent, queue, stream = tracks[int(track_of_row[row])]
+            _event(
+                out, first,
+                {"name": trace.symbol_name(row), "cat": "critical_path", "ph": "X", "pid": cp_pid, "tid": 1,
+                 "args": {"row": row, "stream": stream, "queue": queue, "agent": agent}},
+                ts_ns=start - origin, dur_ns=max(0, end - start),
+            )
+            counts.critical_slices += 1
+
+    host_pid = _host_pid(trace, set(pid_of_agent.values()) | ({next_pid - 1} if path_rows else set()))
+    flow_id = 0
+    if trace.api is not None and len(trace.api):
+        flow_id = _write_api(out, first, trace, origin, host_pid, pid_of_agent, tid_of_track, track_of_row, tracks, counts)
+
+    if cp is not None:
+        for a, b in cross_stream_edges(trace, cp):
+            flow_id += 1
+            for row, ph in ((a, "s"), (b, "f")):
+                agent, queue, stream = tracks[int(track_of_row[row])]
+                fields = {"name": "dependency", "cat": "dependency", "ph": ph, "id": flow_id,
+                          "pid": pid_of_agent[agent], "tid": tid_of_track[int(track_of_row[row])]}
+                if ph == "f":
+                    fields["bp"] = "e"
+                # The start sits inside the earlier slice (at its end), the finish at the later one's start.
+                ts = int(trace.end[row]) - (1 if int(trace.end[row]) > int(trace.start[row]) else 0) if ph == "s" else int(trace.start[row])
+                _event(out, first, fields, ts_ns=ts - origin)
+            counts.dependency_flows += 1
+    return origin
+
+
+def _write_api(out, first, trace: Trace, origin: int, host_pid: int, pid_of_agent, tid_of_track, track_of_row, tracks, counts: ExportCounts) -> int:
+    """HIP API calls on host thread tracks, and a flow from each launch call to its dispatch."""
+    api = trace.api
+    _event(out, first, {"name": "process_name", "ph": "M", "pid": host_pid, "tid": 0, "args": {"name": f"host process {trace.metadata.get('pid', '?')} (HIP API)"}})
+    for tid in np.unique(api.tid):
+        _event(out, first, {"name": "thread_name", "ph": "M", "pid": host_pid, "tid": int(tid), "args": {"name": f"thread {int(tid)}"}})
+    # Dispatch rows by correlation id: sorted once, looked up with searchsorted (no dict of rows).
+    known = trace.corr != UNKNOWN
+    rows_with_corr = np.nonzero(known)[0]
+    order = np.argsort(trace.corr[rows_with_corr], kind="stable")
+    sorted_corr = trace.corr[rows_with_corr][order]
+    sorted_rows = rows_with_corr[order]
+    flow_id = 0
+    for row in range(len(api)):
+        start, end = int(api.start[row]), int(api.end[row])
+        tid = int(api.tid[row])
+        args: dict[str, Any] = dict(api.args.get(row, {}))
+        corr = int(api.corr[row])
+        if corr != UNKNOWN:
+            args["correlation_id"] = corr
+        _event(
+            out, first,
+            {"name": api.name_of(row), "cat": "hip_api", "ph": "X", "pid": host_pid, "tid": tid, "args": args},
+            ts_ns=start - origin, dur_ns=max(0, end - start),
+        )
+        counts.api_slices += 1
+        if corr == UNKNOWN or not len(sorted_corr):
+            continue
+        i = int(np.searchsorted(sorted_corr, corr))
+        if i >= len(sorted_corr) or int(sorted_corr[i]) != corr:
+            continue
+        d = int(sorted_rows[i])
+        track = int(track_of_row[d])
+        flow_id += 1
+        _event(out, first, {"name": "launch", "cat": "launch", "ph": "s", "id": flow_id, "pid": host_pid, "tid": tid}, ts_ns=start - origin)
+        agent = tracks[track][0]
+        _event(
+            out, first,
+            {"name": "launch", "cat": "launch", "ph": "f", "bp": "e", "id": flow_id, "pid": pid_of_agent[agent], "tid": tid_of_track[track]},
+            ts_ns=int(trace.start[d]) - origin,
+        )
+        counts.launch_flows += 1
+    return flow_id
+
+
+def run_export(profile: Path, *, perfetto: Path, null_stream: str = "legacy", critical_path: bool = True) -> int:
+    """`rocm-perf export PROFILE --perfetto OUT.json`: read any profile format, write the JSON."""
+    from rocm_perf.trace.load import load_trace
+
+    trace = load_trace(profile)
+    if not len(trace) and (trace.api is None or not len(trace.api)):
+        raise RocmPerfError(f"{profile}: the profile holds no kernel dispatches and no API calls: nothing to export")
+    if perfetto.parent and not perfetto.parent.exists():
+        raise RocmPerfError(f"{perfetto}: the folder {perfetto.parent} does not exist")
+    cp = _critical_path(trace, null_stream) if critical_path and len(trace) else None
+    counts = export_perfetto(trace, perfetto, critical_path=cp, categories=_kernel_categories(trace))
+    print(
+        f"wrote {perfetto}: {counts.kernel_slices} kernel slices on {counts.tracks} tracks, "
+        f"{counts.api_slices} API calls, {counts.launch_flows} launch arrows, "
+        f"{counts.dependency_flows} cross-stream arrows, {counts.critical_slices} slices on the critical path"
+    )
+    print("open it at https://ui.perfetto.dev (Open trace file); times are microseconds from the first event")
+    return 0
