@@ -1,0 +1,287 @@
+"""The acceptance protocol's statistics (MEASUREMENT.md): pure functions over paired round values.
+
+A pair is (baseline, candidate) from interleaved rounds i. The statistic is the ratio
+candidate / baseline; we work on log ratios so that a 5 % gain and a 5 % loss are symmetric.
+
+- Confidence interval of the median ratio: Hodges-Lehmann (median of Walsh averages of the log
+  ratios) with the exact distribution-free Wilcoxon signed-rank interval. It needs no seed and no
+  normality. A seeded percentile bootstrap over pairs is offered for comparison.
+- Sequential test: the data are looked at after `min_rounds` pairs and then every `step` pairs up
+  to `max_rounds`. Each look uses alpha / (number of looks) per tail (Bonferroni over looks), so
+  that looking repeatedly cannot raise the chance of a false accept above alpha.
+- Family-wise control across one run: a candidate is accepted only after a fresh confirmatory
+  measurement; the k-th confirmation of a run gets alpha / (k (k + 1)). These sum to alpha over
+  any number of confirmations (alpha spending), so the whole run falsely accepts with
+  probability at most alpha, however many candidates were screened.
+- Noise floor: an A/A comparison (the baseline against a second build of itself). The gain that
+  the run asks for is never below what that comparison cannot tell from zero.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import numpy as np
+
+ACCEPT = "accept"
+REJECT = "reject"
+CONTINUE = "continue"
+INCONCLUSIVE = "inconclusive"
+
+# Named reasons a measurement rejects a candidate (the loop adds guard, compile, ... itself).
+REASON_GAIN = "significant gain"
+REASON_SLOWER = "slower"
+REASON_NOT_SIGNIFICANT = "not significant"
+REASON_INCONCLUSIVE = "inconclusive"
+
+
+@dataclass(frozen=True)
+class RatioInterval:
+    """The median ratio candidate/baseline and its two-sided interval (each tail `tail_alpha`)."""
+
+    estimate: float
+    low: float
+    high: float
+    n: int
+    tail_alpha: float
+    method: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def log_ratios(baseline: list[float] | np.ndarray, candidate: list[float] | np.ndarray) -> np.ndarray:
+    """log(candidate_i / baseline_i) for paired rounds; both must be positive and of equal length."""
+    b = np.asarray(baseline, dtype=float)
+    c = np.asarray(candidate, dtype=float)
+    if b.shape != c.shape:
+        raise ValueError(f"paired samples differ in length: {b.shape} vs {c.shape}")
+    if (b <= 0).any() or (c <= 0).any():
+        raise ValueError("round values must be positive durations")
+    return np.log(c) - np.log(b)
+
+
+@lru_cache(maxsize=256)
+def _signed_rank_cdf(n: int) -> tuple[float, ...]:
+    """P(T+ <= t) for t = 0 .. n(n+1)/2 under the null (each rank's sign a fair coin)."""
+    total = n * (n + 1) // 2
+    dist = np.zeros(total + 1)
+    dist[0] = 1.0
+    for rank in range(1, n + 1):
+        shifted = np.zeros_like(dist)
+        shifted[rank:] = dist[: total + 1 - rank]
+        dist = 0.5 * (dist + shifted)
+    return tuple(np.cumsum(dist))
+
+
+def signed_rank_critical(n: int, tail_alpha: float) -> int:
+    """The largest c with P(T+ <= c - 1) <= tail_alpha (0 when n pairs cannot reach that level).
+
+    The interval [W_(c), W_(M + 1 - c)] of the sorted Walsh averages then covers the
+    pseudo-median with probability at least 1 - 2 tail_alpha.
+    """
+    cdf = _signed_rank_cdf(n)
+    c = 0
+    while c < len(cdf) and cdf[c] <= tail_alpha:
+        c += 1
+    return c
+
+
+def hodges_lehmann_interval(x: np.ndarray, tail_alpha: float) -> tuple[float, float, float]:
+    """(estimate, low, high) of the pseudo-median of x; the bounds are infinite when n is too small."""
+    x = np.asarray(x, dtype=float)
+    n = len(x)
+    if n == 0:
+        return 0.0, -math.inf, math.inf
+    i, j = np.triu_indices(n)
+    walsh = np.sort((x[i] + x[j]) / 2.0)
+    estimate = float(np.median(walsh))
+    c = signed_rank_critical(n, tail_alpha)
+    if c == 0:
+        return estimate, -math.inf, math.inf
+    m = len(walsh)
+    return estimate, float(walsh[c - 1]), float(walsh[m - c])
+
+
+def bootstrap_interval(x: np.ndarray, tail_alpha: float, *, resamples: int = 4000, seed: int = 0) -> tuple[float, float, float]:
+    """(estimate, low, high): the median of x and a percentile bootstrap over pairs (fixed seed)."""
+    x = np.asarray(x, dtype=float)
+    n = len(x)
+    if n == 0:
+        return 0.0, -math.inf, math.inf
+    rng = np.random.default_rng(seed)
+    medians = np.median(x[rng.integers(0, n, size=(resamples, n))], axis=1)
+    low, high = np.quantile(medians, [tail_alpha, 1.0 - tail_alpha])
+    return float(np.median(x)), float(low), float(high)
+
+
+def median_ratio_interval(
+    baseline, candidate, *, tail_alpha: float, method: str = "hodges-lehmann", seed: int = 0
+) -> RatioInterval:
+    """The median ratio candidate/baseline with its interval, from paired rounds."""
+    x = log_ratios(baseline, candidate)
+    if method == "hodges-lehmann":
+        est, low, high = hodges_lehmann_interval(x, tail_alpha)
+    elif method == "bootstrap":
+        est, low, high = bootstrap_interval(x, tail_alpha, seed=seed)
+    else:
+        raise ValueError(f"unknown interval method {method!r}")
+    return RatioInterval(math.exp(est), _exp(low), _exp(high), len(x), tail_alpha, method)
+
+
+def _exp(v: float) -> float:
+    if v == -math.inf:
+        return 0.0
+    if v == math.inf:
+        return math.inf
+    return math.exp(v)
+
+
+@dataclass(frozen=True)
+class SequentialPlan:
+    """When to look at the data and at which error level; all recorded in the ledger."""
+
+    min_gain: float = 0.02  # the smallest gain worth accepting (0.02 = 2 % faster)
+    alpha: float = 0.05  # one-sided false-accept probability of this test
+    min_rounds: int = 5
+    max_rounds: int = 30
+    step: int = 5
+    method: str = "hodges-lehmann"
+
+    def __post_init__(self) -> None:
+        if not 0 < self.min_gain < 1:
+            raise ValueError(f"min_gain must be in (0, 1), got {self.min_gain}")
+        if not 0 < self.alpha < 0.5:
+            raise ValueError(f"alpha must be in (0, 0.5), got {self.alpha}")
+        if self.min_rounds < 2 or self.max_rounds < self.min_rounds or self.step < 1:
+            raise ValueError(f"rounds: need 2 <= min_rounds ({self.min_rounds}) <= max_rounds ({self.max_rounds}), step >= 1")
+
+    def looks(self) -> list[int]:
+        """The pair counts at which the test decides."""
+        points = list(range(self.min_rounds, self.max_rounds + 1, self.step))
+        if points[-1] != self.max_rounds:
+            points.append(self.max_rounds)
+        return points
+
+    @property
+    def look_alpha(self) -> float:
+        return self.alpha / len(self.looks())
+
+    def with_alpha(self, alpha: float) -> "SequentialPlan":
+        return SequentialPlan(self.min_gain, alpha, self.min_rounds, self.max_rounds, self.step, self.method)
+
+    def with_min_gain(self, min_gain: float) -> "SequentialPlan":
+        return SequentialPlan(min_gain, self.alpha, self.min_rounds, self.max_rounds, self.step, self.method)
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "looks": self.looks(), "look_alpha": self.look_alpha}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One look's verdict: accept, reject (with reason), continue, or inconclusive."""
+
+    verdict: str
+    reason: str
+    interval: RatioInterval | None
+    rounds: int
+
+    def to_json(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "rounds": self.rounds,
+            "interval": self.interval.to_json() if self.interval else None,
+        }
+
+
+def sequential_decision(baseline, candidate, plan: SequentialPlan) -> Decision:
+    """Decide after len(baseline) pairs: accept when the whole interval is below 1 - min_gain,
+    reject when it lies above 1 (slower) or above 1 - min_gain (cannot be that gain), continue
+    between looks, and call it inconclusive when max_rounds pairs have not settled it."""
+    n = len(baseline)
+    if n < plan.min_rounds or (n not in plan.looks() and n < plan.max_rounds):
+        return Decision(CONTINUE, "", None, n)
+    interval = median_ratio_interval(baseline, candidate, tail_alpha=plan.look_alpha, method=plan.method)
+    threshold = 1.0 - plan.min_gain
+    if interval.high < threshold:
+        return Decision(ACCEPT, REASON_GAIN, interval, n)
+    if interval.low > 1.0:
+        return Decision(REJECT, REASON_SLOWER, interval, n)
+    if interval.low > threshold:
+        return Decision(REJECT, REASON_NOT_SIGNIFICANT, interval, n)
+    if n >= plan.max_rounds:
+        return Decision(INCONCLUSIVE, REASON_INCONCLUSIVE, interval, n)
+    return Decision(CONTINUE, "", interval, n)
+
+
+def run_sequential(pairs, plan: SequentialPlan) -> Decision:
+    """Feed (baseline, candidate) pairs one at a time until the test stops (for benches and tests)."""
+    b: list[float] = []
+    c: list[float] = []
+    for base, cand in pairs:
+        b.append(base)
+        c.append(cand)
+        d = sequential_decision(b, c, plan)
+        if d.verdict != CONTINUE:
+            return d
+        if len(b) >= plan.max_rounds:
+            break
+    return sequential_decision(b, c, plan) if len(b) >= plan.max_rounds else Decision(CONTINUE, "", None, len(b))
+
+
+def confirmation_alpha(alpha: float, k: int) -> float:
+    """The one-sided level of a run's k-th confirmation (k >= 1): alpha / (k (k + 1)), summing to alpha."""
+    if k < 1:
+        raise ValueError("confirmations count from 1")
+    return alpha / (k * (k + 1))
+
+
+def holm_adjusted(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (for reports over a finished set of comparisons)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """What an A/A comparison says: the apparent ratio of identical builds and its interval."""
+
+    interval: RatioInterval
+    floor: float  # the largest gain this A/A cannot tell from none
+
+    def to_json(self) -> dict:
+        return {"interval": self.interval.to_json(), "floor": self.floor}
+
+
+def noise_floor(baseline, twin, *, confidence: float = 0.95, method: str = "hodges-lehmann") -> NoiseFloor:
+    """The A/A noise floor: how far from 1 the interval of the median ratio of two identical builds
+    reaches (a systematic build-to-build difference shows up as an offset, noise as width)."""
+    interval = median_ratio_interval(baseline, twin, tail_alpha=(1.0 - confidence) / 2.0, method=method)
+    if math.isinf(interval.high) or interval.low == 0.0:
+        return NoiseFloor(interval, math.inf)
+    floor = max(1.0 - interval.low, interval.high - 1.0, 0.0)
+    return NoiseFloor(interval, floor)
+
+
+def effective_min_gain(min_gain: float, floor: NoiseFloor | None, *, cap: float = 0.5) -> float:
+    """min_gain raised to the A/A noise floor (never below what the A/A can resolve)."""
+    if floor is None:
+        return min_gain
+    return min(cap, max(min_gain, floor.floor))
+
+
+def paired_spread(baseline, candidate) -> float:
+    """Robust spread (1.4826 x MAD) of the log ratios: about the CV of one paired ratio."""
+    x = log_ratios(baseline, candidate)
+    if len(x) == 0:
+        return math.nan
+    return float(1.4826 * np.median(np.abs(x - np.median(x))))

@@ -1,0 +1,149 @@
+"""The acceptance protocol on synthetic paired samples with known answers (no timing)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from rocm_perf.optimize.acceptance import (
+    ACCEPT,
+    CONTINUE,
+    INCONCLUSIVE,
+    REASON_GAIN,
+    REASON_INCONCLUSIVE,
+    REASON_NOT_SIGNIFICANT,
+    REASON_SLOWER,
+    REJECT,
+    SequentialPlan,
+    confirmation_alpha,
+    effective_min_gain,
+    hodges_lehmann_interval,
+    holm_adjusted,
+    median_ratio_interval,
+    noise_floor,
+    run_sequential,
+    sequential_decision,
+    signed_rank_critical,
+)
+
+
+def pairs(rng, n, ratio, cv):
+    """n interleaved rounds: baseline ~ 100 ms with drift, candidate = ratio x baseline, lognormal noise."""
+    drift = 1.0 + 0.05 * np.sin(np.arange(n) / 3.0)  # machine drift hits both members of a pair
+    b = 100.0 * drift * np.exp(rng.normal(0, cv, n))
+    c = 100.0 * ratio * drift * np.exp(rng.normal(0, cv, n))
+    return list(zip(b, c))
+
+
+def test_signed_rank_critical_values_match_published_tables():
+    # Wilcoxon signed-rank tables, two-sided 0.05: n=10 -> T <= 8, n=20 -> T <= 52.
+    assert signed_rank_critical(10, 0.025) == 9
+    assert signed_rank_critical(20, 0.025) == 53
+    # n=5: the smallest one-tail probability is 1/32, so a 1 % tail is unreachable.
+    assert signed_rank_critical(5, 0.05) == 1
+    assert signed_rank_critical(5, 0.01) == 0
+
+
+def test_hodges_lehmann_estimate_and_interval_on_a_worked_example():
+    est, low, high = hodges_lehmann_interval(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), 0.05)
+    assert est == 3.0
+    assert (low, high) == (1.0, 5.0)  # c = 1: the extreme Walsh averages
+    est, low, high = hodges_lehmann_interval(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), 0.01)
+    assert est == 3.0 and math.isinf(low) and math.isinf(high)
+
+
+def test_median_ratio_interval_recovers_a_constant_ratio_exactly():
+    b = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
+    c = [9.0, 18.0, 27.0, 36.0, 45.0, 54.0]
+    iv = median_ratio_interval(b, c, tail_alpha=0.025)
+    assert iv.estimate == pytest.approx(0.9)
+    assert iv.low == pytest.approx(0.9) and iv.high == pytest.approx(0.9)
+    boot = median_ratio_interval(b, c, tail_alpha=0.025, method="bootstrap", seed=1)
+    assert boot.estimate == pytest.approx(0.9)
+
+
+def test_interval_coverage_is_at_least_nominal():
+    rng = np.random.default_rng(7)
+    covered = 0
+    trials = 400
+    for _ in range(trials):
+        p = pairs(rng, 12, 0.95, 0.04)
+        iv = median_ratio_interval([x for x, _ in p], [y for _, y in p], tail_alpha=0.05)
+        covered += iv.low <= 0.95 <= iv.high
+    assert covered / trials >= 0.88  # nominal 90 %, exact level >= nominal, minus simulation error
+
+
+def test_clear_gain_is_accepted_at_a_look():
+    d = run_sequential(pairs(np.random.default_rng(1), 30, 0.85, 0.02), SequentialPlan())
+    assert (d.verdict, d.reason) == (ACCEPT, REASON_GAIN)
+    assert d.rounds in SequentialPlan().looks()
+    assert d.interval.high < 0.98
+
+
+def test_clearly_slower_candidate_is_rejected_as_slower():
+    d = run_sequential(pairs(np.random.default_rng(2), 30, 1.10, 0.02), SequentialPlan())
+    assert (d.verdict, d.reason) == (REJECT, REASON_SLOWER)
+    assert d.interval.low > 1.0
+
+
+def test_tiny_real_gain_below_min_gain_is_not_significant():
+    d = run_sequential(pairs(np.random.default_rng(3), 30, 0.995, 0.002), SequentialPlan(min_gain=0.02))
+    assert (d.verdict, d.reason) == (REJECT, REASON_NOT_SIGNIFICANT)
+    assert 0.98 < d.interval.low < 1.0
+
+
+def test_noisy_modest_gain_ends_inconclusive_at_max_rounds():
+    d = run_sequential(pairs(np.random.default_rng(4), 30, 0.97, 0.10), SequentialPlan(max_rounds=15))
+    assert (d.verdict, d.reason) == (INCONCLUSIVE, REASON_INCONCLUSIVE)
+    assert d.rounds == 15
+
+
+def test_no_decision_between_looks_or_before_min_rounds():
+    plan = SequentialPlan()
+    b = [100.0] * 7
+    c = [50.0] * 7
+    assert sequential_decision(b[:4], c[:4], plan).verdict == CONTINUE
+    assert sequential_decision(b, c, plan).verdict == CONTINUE  # 7 is not a look
+    # At 5 pairs the Bonferroni-split level (0.05 / 6 looks) is below 1/32: still undecidable.
+    assert sequential_decision(b[:5], c[:5], plan).verdict == CONTINUE
+    assert sequential_decision(b + [100.0] * 3, c + [50.0] * 3, plan).verdict == ACCEPT
+
+
+def test_aa_pairs_are_never_accepted_over_many_sequences():
+    rng = np.random.default_rng(11)
+    plan = SequentialPlan()
+    accepts = sum(run_sequential(pairs(rng, 30, 1.0, 0.04), plan).verdict == ACCEPT for _ in range(300))
+    assert accepts <= 3  # the bound is 5 % at a 2 % gain; at no gain it is far below
+
+
+def test_confirmation_alphas_sum_below_alpha_and_decrease():
+    levels = [confirmation_alpha(0.05, k) for k in range(1, 200)]
+    assert levels[0] == pytest.approx(0.025)
+    assert sum(levels) < 0.05
+    assert all(a > b for a, b in zip(levels, levels[1:]))
+    with pytest.raises(ValueError):
+        confirmation_alpha(0.05, 0)
+
+
+def test_holm_adjustment_on_a_worked_example():
+    assert holm_adjusted([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+
+
+def test_noise_floor_raises_min_gain_for_a_systematic_offset():
+    rng = np.random.default_rng(5)
+    p = pairs(rng, 20, 1.04, 0.005)  # two builds of the same source differ by 4 % (code layout)
+    floor = noise_floor([x for x, _ in p], [y for _, y in p])
+    assert floor.floor >= 0.04
+    assert effective_min_gain(0.02, floor) == floor.floor
+    quiet = pairs(rng, 20, 1.0, 0.001)
+    calm = noise_floor([x for x, _ in quiet], [y for _, y in quiet])
+    assert calm.floor < 0.01
+    assert effective_min_gain(0.02, calm) == 0.02
+
+
+def test_plan_validation_and_looks():
+    assert SequentialPlan(min_rounds=5, max_rounds=12, step=5).looks() == [5, 10, 12]
+    with pytest.raises(ValueError):
+        SequentialPlan(min_gain=0.0)
+    with pytest.raises(ValueError):
+        SequentialPlan(min_rounds=10, max_rounds=5)
