@@ -1,0 +1,99 @@
+"""load_trace: open any supported profile, choosing the reader by what the file holds, not its name."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import tempfile
+import zlib
+from pathlib import Path
+
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.model import Trace
+from rocm_perf.trace.sqlite_file import SQLITE_MAGIC, open_readonly, table_names
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def load_trace(path: Path) -> Trace:
+    """A Trace from a rocpd v3 database, a legacy RPD (optionally gzip'd), or rocprofv3 CSV (file or folder).
+
+    Raises RocmPerfError with a one-line message naming the file for anything else.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise RocmPerfError(f"{path}: no such file or directory")
+    if path.is_dir():
+        from rocm_perf.trace.csv_read import read_csv_folder
+
+        return read_csv_folder(path)
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except OSError as e:
+        raise RocmPerfError(f"{path}: cannot read ({e.strerror or e})") from e
+    if size == 0:
+        raise RocmPerfError(f"{path}: empty file")
+    if head.startswith(GZIP_MAGIC):
+        return _load_gzip(path)
+    if head.startswith(SQLITE_MAGIC):
+        return _load_sqlite(path, path)
+    if _looks_like_text(head):
+        from rocm_perf.trace.csv_read import looks_like_rocprofv3_csv, read_csv_file
+
+        if looks_like_rocprofv3_csv(path):
+            return read_csv_file(path)
+        raise RocmPerfError(
+            f"{path}: not a profile (expected a rocpd/RPD SQLite database or a rocprofv3 kernel_trace.csv)"
+        )
+    raise RocmPerfError(f"{path}: not a profile (neither SQLite, gzip, nor rocprofv3 CSV)")
+
+
+def _looks_like_text(head: bytes) -> bool:
+    return b"\x00" not in head
+
+
+def _load_sqlite(db: Path, shown: Path) -> Trace:
+    """Dispatch on the tables the database holds; `shown` is the path the user gave (for messages)."""
+    from rocm_perf.trace.rocpd_read import find_uuid_sets, read_rocpd
+
+    try:
+        with open_readonly(db) as con:
+            tables = set(table_names(con))
+            rocpd = bool(find_uuid_sets(con))
+        if rocpd:
+            trace = read_rocpd(db)
+        elif "rocpd_op" in tables:
+            from rocm_perf.trace.rpd_read import read_rpd
+
+            trace = read_rpd(db)
+        elif not tables:
+            raise RocmPerfError(f"{db}: SQLite database with no tables (an empty or unfinished profile?)")
+        else:
+            raise RocmPerfError(f"{db}: SQLite database of another schema (no rocpd_kernel_dispatch or rocpd_op table)")
+    except RocmPerfError as e:
+        if db != shown:  # a decompressed temp file: name the file the user gave
+            raise RocmPerfError(str(e).replace(str(db), str(shown))) from e
+        raise
+    trace.metadata["source_path"] = str(shown)
+    return trace
+
+
+def _load_gzip(path: Path) -> Trace:
+    """Decompress to a private temp file (SQLite cannot read gzip), load, and delete it."""
+    fd, tmp_name = tempfile.mkstemp(prefix="rocm-perf-", suffix=".db")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out, gzip.open(path, "rb") as src:
+            shutil.copyfileobj(src, out, length=1 << 20)
+        with open(tmp, "rb") as f:
+            head = f.read(100)
+        if head.startswith(SQLITE_MAGIC):
+            return _load_sqlite(tmp, path)
+        raise RocmPerfError(f"{path}: gzip file that does not hold a SQLite profile")
+    except (OSError, EOFError, zlib.error) as e:
+        raise RocmPerfError(f"{path}: damaged gzip file ({e})") from e
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,361 @@
+"""Read a rocpd schema-v3 SQLite database (what rocprofv3 writes, and what our host backend writes).
+
+Real tables are `<name>_<uuid>`; a merged file holds several uuid sets whose plain-name views
+cover only one of them, so we find the tables through sqlite_master and read each set directly,
+never through the views. Ids are only unique within a set: kernel symbols are remapped to one
+global list; agent, queue and stream ids are kept as the file says (sets of one node share them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.model import UNKNOWN, Agent, ApiCalls, KernelSymbol, Trace
+from rocm_perf.trace.sqlite_file import int_columns, open_readonly, table_names
+
+# `_0197a3c0_0000_4000_8000_000000000001`: a UUID with '-' replaced by '_'.
+_UUID_SUFFIX = r"_[0-9a-fA-F]{8}_[0-9a-fA-F]{4}_[0-9a-fA-F]{4}_[0-9a-fA-F]{4}_[0-9a-fA-F]{12}"
+_DISPATCH_TABLE = re.compile(r"^rocpd_kernel_dispatch(" + _UUID_SUFFIX + r")?$")
+
+DIGEST_ARG = "rocm_perf_digest"
+# Region categories that are HIP API calls (rocprofv3: HIP_RUNTIME_API, HIP_RUNTIME_API_EXT,
+# HIP_COMPILER_API...). Markers and other regions are not API calls that order GPU work.
+_API_CATEGORY_PREFIX = "HIP"
+
+
+def find_uuid_sets(con: sqlite3.Connection) -> list[str]:
+    """The table-name suffixes of every rocpd set in the file ('' for un-suffixed tables), in file order."""
+    suffixes = []
+    for name in table_names(con):
+        m = _DISPATCH_TABLE.match(name)
+        if m:
+            suffixes.append(m.group(1) or "")
+    return suffixes
+
+
+def is_rocpd(con: sqlite3.Connection) -> bool:
+    return bool(find_uuid_sets(con))
+
+
+@dataclass
+class _SetTables:
+    """The table names of one uuid set (None where the set lacks that table)."""
+
+    suffix: str
+    present: set[str]
+
+    def get(self, base: str) -> str | None:
+        name = f"{base}{self.suffix}"
+        return name if name in self.present else None
+
+
+def read_rocpd(path: Path) -> Trace:
+    """Read every uuid set of a rocpd v3 database into one Trace (dispatches sorted by start)."""
+    with open_readonly(path) as con:
+        present = set(table_names(con))
+        suffixes = find_uuid_sets(con)
+        if not suffixes:
+            raise RocmPerfError(f"{path}: SQLite database without rocpd_kernel_dispatch tables (not a rocpd v3 profile)")
+        reader = _Reader(con)
+        for suffix in suffixes:
+            reader.read_set(_SetTables(suffix, present))
+        trace = reader.finish()
+    trace.metadata.update(format="rocpd-v3", source_path=str(path))
+    return trace
+
+
+def parse_pointer(value: str | None) -> int:
+    """A pointer argument as rocprofv3 prints it ('0x55d1c0a3e2b0', '0', 'nullptr') -> int; UNKNOWN if unparsable."""
+    if value is None:
+        return UNKNOWN
+    text = value.strip().lower()
+    if text in ("", "nullptr", "(nil)", "null"):
+        return 0
+    try:
+        number = int(text, 16) if text.startswith("0x") else int(text)
+    except ValueError:
+        return UNKNOWN
+    # Keep pointer values inside int64 (kernel-space addresses would otherwise overflow).
+    return number - (1 << 64) if number >= (1 << 63) else number
+
+
+def _json(text: Any) -> dict:
+    if not text:
+        return {}
+    if isinstance(text, bytes):  # JSONB columns may come back as blobs
+        text = text.decode("utf-8", "replace")
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _lookup(ids: np.ndarray, keys: np.ndarray, values: np.ndarray, missing: int = UNKNOWN) -> np.ndarray:
+    """Vectorized dict lookup: values[keys == id] for each id, `missing` where absent."""
+    if len(keys) == 0:
+        return np.full(len(ids), missing, dtype=values.dtype if len(values) else np.int64)
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    pos = np.clip(np.searchsorted(sorted_keys, ids), 0, len(sorted_keys) - 1)
+    found = sorted_keys[pos] == ids
+    out = values[order][pos]
+    return np.where(found, out, missing)
+
+
+_AGENT_COLUMNS = ("absolute_index", "logical_index", "type_index", "model_name", "vendor_name", "user_name")
+
+
+class _Reader:
+    """Accumulates the uuid sets of one file, then builds the Trace."""
+
+    def __init__(self, con: sqlite3.Connection):
+        self.con = con
+        self.symbols: list[KernelSymbol] = []
+        self._symbol_index: dict[tuple, int] = {}
+        self.agents: dict[int, Agent] = {}
+        self.dispatch_parts: list[np.ndarray] = []
+        self.kernel_parts: list[np.ndarray] = []
+        self.api_parts: list[dict[str, Any]] = []
+        self.digests: list[tuple[int, int, str]] = []  # (start, order, digest)
+        self.metadata: dict[str, Any] = {"uuid_sets": 0, "streams": {}, "queues": {}}
+
+    # ---- one uuid set ----------------------------------------------------------------------
+
+    def read_set(self, t: _SetTables) -> None:
+        self.metadata["uuid_sets"] += 1
+        first = self.metadata["uuid_sets"] == 1
+        if first:
+            self._read_node_and_process(t)
+        self._read_agents(t)
+        self._read_streams_and_queues(t)
+        symbol_map = self._read_symbols(t)
+        self._read_dispatches(t, symbol_map)
+        self._read_api(t)
+
+    def _read_node_and_process(self, t: _SetTables) -> None:
+        md = self.metadata
+        md.update(hostname=None, command=None, pid=None)
+        if node := t.get("rocpd_info_node"):
+            row = self.con.execute(
+                f'SELECT hostname, system_name, release, version, hardware_name FROM "{node}" ORDER BY id LIMIT 1'
+            ).fetchone()
+            if row:
+                md["hostname"] = row[0]
+                md["node"] = dict(zip(("system_name", "release", "version", "hardware_name"), row[1:]))
+        if proc := t.get("rocpd_info_process"):
+            row = self.con.execute(
+                f'SELECT pid, command, environment, extdata FROM "{proc}" ORDER BY id LIMIT 1'
+            ).fetchone()
+            if row:
+                md["pid"] = row[0]
+                md["command"] = row[1]
+                md["environment"] = _json(row[2])
+                md["profiler_config"] = _json(row[3])
+
+    def _read_agents(self, t: _SetTables) -> None:
+        table = t.get("rocpd_info_agent")
+        if not table:
+            return
+        cols = ", ".join(f'"{c}"' for c in _AGENT_COLUMNS)
+        for row in self.con.execute(f'SELECT id, type, name, product_name, extdata, {cols} FROM "{table}" ORDER BY id'):
+            agent_id, kind, name, product, extdata = row[:5]
+            if agent_id in self.agents:
+                continue  # the same agent seen from another set of this node
+            extra = _json(extdata)
+            extra.update({k: v for k, v in zip(_AGENT_COLUMNS, row[5:]) if v is not None})
+            cu = extra.pop("cu_count", None)
+            self.agents[agent_id] = Agent(
+                id=int(agent_id),
+                type=str(kind or ""),
+                name=str(name or ""),
+                product=str(product or ""),
+                cu_count=int(cu) if isinstance(cu, (int, float)) and cu else None,
+                extra=extra,
+            )
+
+    def _read_streams_and_queues(self, t: _SetTables) -> None:
+        if table := t.get("rocpd_info_stream"):
+            for sid, name, extdata in self.con.execute(f'SELECT id, name, extdata FROM "{table}"'):
+                handle = _json(extdata).get("stream")
+                self.metadata["streams"].setdefault(
+                    int(sid), {"name": name, "handle": parse_pointer(handle) if handle is not None else None}
+                )
+        if table := t.get("rocpd_info_queue"):
+            for qid, name in self.con.execute(f'SELECT id, name FROM "{table}"'):
+                self.metadata["queues"].setdefault(int(qid), name)
+
+    def _read_symbols(self, t: _SetTables) -> dict[int, int]:
+        """Add this set's kernel symbols to the global list; return file id -> global index."""
+        table = t.get("rocpd_info_kernel_symbol")
+        mapping: dict[int, int] = {}
+        if not table:
+            return mapping
+        rows = self.con.execute(
+            f"""SELECT id, kernel_name, display_name, arch_vgpr_count, accum_vgpr_count, sgpr_count,
+                       group_segment_size, private_segment_size FROM "{table}" ORDER BY id"""
+        )
+        for sid, name, display, vgpr, agpr, sgpr, lds, scratch in rows:
+            sym = KernelSymbol(
+                name=name or display or f"kernel_{sid}",
+                display_name=display or name or f"kernel_{sid}",
+                vgpr=vgpr,
+                agpr=agpr,
+                sgpr=sgpr,
+                lds_bytes=lds,
+                scratch_bytes=scratch,
+            )
+            key = (sym.name, sym.display_name, vgpr, agpr, sgpr, lds, scratch)
+            if key not in self._symbol_index:
+                self._symbol_index[key] = len(self.symbols)
+                self.symbols.append(sym)
+            mapping[int(sid)] = self._symbol_index[key]
+        return mapping
+
+    def _read_dispatches(self, t: _SetTables, symbol_map: dict[int, int]) -> None:
+        table = t.get("rocpd_kernel_dispatch")
+        event = t.get("rocpd_event")
+        corr = "COALESCE(E.stack_id, -1)" if event else "-1"
+        join = f'LEFT JOIN "{event}" E ON E.id = K.event_id' if event else ""
+        sql = f"""SELECT K.start, K."end", COALESCE(K.agent_id, -1), COALESCE(K.queue_id, -1),
+                         COALESCE(K.stream_id, -1), K.kernel_id, {corr},
+                         K.grid_size_x, K.grid_size_y, K.grid_size_z,
+                         K.workgroup_size_x, K.workgroup_size_y, K.workgroup_size_z
+                  FROM "{table}" K {join} ORDER BY K.id"""
+        cols = int_columns(self.con, sql, 13)
+        file_ids = cols[:, 5]
+        unknown = np.setdiff1d(np.unique(file_ids), np.fromiter(symbol_map, dtype=np.int64, count=len(symbol_map)))
+        for missing_id in unknown.tolist():
+            # A dispatch whose symbol row is absent: keep it, under a name that says so.
+            symbol_map[int(missing_id)] = len(self.symbols)
+            self.symbols.append(KernelSymbol(f"kernel_id_{missing_id}", f"<unknown kernel {missing_id}>"))
+        keys = np.fromiter(symbol_map.keys(), dtype=np.int64, count=len(symbol_map))
+        values = np.fromiter(symbol_map.values(), dtype=np.int64, count=len(symbol_map))
+        self.kernel_parts.append(_lookup(file_ids, keys, values).astype(np.int32))
+        self.dispatch_parts.append(cols)
+
+    def _read_api(self, t: _SetTables) -> None:
+        region, event, strings = t.get("rocpd_region"), t.get("rocpd_event"), t.get("rocpd_string")
+        if not (region and event and strings):
+            return
+        names = dict(self.con.execute(f'SELECT id, string FROM "{strings}"').fetchall())
+        threads = {}
+        if thread := t.get("rocpd_info_thread"):
+            threads = dict(self.con.execute(f'SELECT id, tid FROM "{thread}"').fetchall())
+        cols = int_columns(
+            self.con,
+            f"""SELECT R.id, R.start, R."end", COALESCE(R.tid, -1), R.name_id, COALESCE(R.event_id, -1),
+                       COALESCE(E.stack_id, -1), COALESCE(E.category_id, -1)
+                FROM "{region}" R LEFT JOIN "{event}" E ON E.id = R.event_id ORDER BY R.start, R.id""",
+            8,
+        )
+        is_api = np.array(
+            [(names.get(c) or _API_CATEGORY_PREFIX).startswith(_API_CATEGORY_PREFIX) for c in cols[:, 7].tolist()],
+            dtype=bool,
+        )
+        # Region args, grouped per event (one pass; the args table is the biggest one).
+        args_by_event: dict[int, dict[str, str]] = {}
+        out_params: set[tuple[int, str]] = set()  # (event, name) of `hipStream_t*`-style arguments
+        if arg := t.get("rocpd_arg"):
+            for event_id, kind, name, value in self.con.execute(
+                f'SELECT event_id, type, name, value FROM "{arg}" ORDER BY event_id, position, id'
+            ):
+                args_by_event.setdefault(event_id, {})[name] = value
+                if kind and kind.rstrip().endswith("*") and name in ("stream", "event"):
+                    out_params.add((event_id, name))
+        # Digests live on whichever region produced them, API or not.
+        for start, rid, event_id in zip(cols[:, 1].tolist(), cols[:, 0].tolist(), cols[:, 5].tolist()):
+            value = args_by_event.get(event_id, {}).get(DIGEST_ARG)
+            if value is not None:
+                self.digests.append((start, rid, value))
+        api = cols[is_api]
+        if not len(api):
+            return
+        tids = api[:, 3]
+        thread_keys = np.fromiter(threads.keys(), dtype=np.int64, count=len(threads))
+        thread_vals = np.fromiter((v if v is not None else -1 for v in threads.values()), dtype=np.int64, count=len(threads))
+        real_tids = np.where(np.isin(tids, thread_keys), _lookup(tids, thread_keys, thread_vals), tids)
+        self.api_parts.append(
+            {
+                "start": api[:, 1],
+                "end": api[:, 2],
+                "tid": real_tids,
+                "corr": api[:, 6],
+                "name": [names.get(i, f"<string {i}>") for i in api[:, 4].tolist()],
+                "args": [args_by_event.get(e) for e in api[:, 5].tolist()],
+                "out_params": [
+                    {n for n in ("stream", "event") if (e, n) in out_params} if out_params else () for e in api[:, 5].tolist()
+                ],
+            }
+        )
+
+    # ---- the Trace -------------------------------------------------------------------------
+
+    def finish(self) -> Trace:
+        cols = np.concatenate(self.dispatch_parts) if self.dispatch_parts else np.zeros((0, 13), np.int64)
+        kernel = np.concatenate(self.kernel_parts) if self.kernel_parts else np.zeros(0, np.int32)
+        order = np.argsort(cols[:, 0], kind="stable")
+        cols, kernel = cols[order], kernel[order]
+        api = self._api_calls()
+        self.metadata["api_trace"] = api is not None
+        self.digests.sort()
+        return Trace(
+            start=np.ascontiguousarray(cols[:, 0]),
+            end=np.ascontiguousarray(cols[:, 1]),
+            agent=np.ascontiguousarray(cols[:, 2]),
+            queue=np.ascontiguousarray(cols[:, 3]),
+            stream=np.ascontiguousarray(cols[:, 4]),
+            kernel=kernel,
+            corr=np.ascontiguousarray(cols[:, 6]),
+            grid=np.ascontiguousarray(cols[:, 7:10]),
+            workgroup=np.ascontiguousarray(cols[:, 10:13]),
+            symbols=self.symbols,
+            agents=sorted(self.agents.values(), key=lambda a: a.id),
+            api=api,
+            digests=[d for _, _, d in self.digests],
+            metadata=self.metadata,
+        )
+
+    def _api_calls(self) -> ApiCalls | None:
+        if not self.api_parts:
+            return None
+        start = np.concatenate([p["start"] for p in self.api_parts])
+        order = np.argsort(start, kind="stable")
+        names_per_row = [n for p in self.api_parts for n in p["name"]]
+        args_per_row = [a for p in self.api_parts for a in p["args"]]
+        out_per_row = [o for p in self.api_parts for o in p["out_params"]]
+        distinct = sorted(set(names_per_row))
+        index = {n: i for i, n in enumerate(distinct)}
+        name = np.fromiter((index[names_per_row[i]] for i in order.tolist()), dtype=np.int32, count=len(order))
+        args: dict[int, dict[str, str]] = {}
+        stream = np.full(len(order), UNKNOWN, dtype=np.int64)
+        event = np.full(len(order), UNKNOWN, dtype=np.int64)
+        for row, src in enumerate(order.tolist()):
+            a = args_per_row[src]
+            if a is None:
+                continue
+            args[row] = a
+            # A `hipStream_t*` argument is where a stream gets created, not one that orders work.
+            if "stream" in a and "stream" not in out_per_row[src]:
+                stream[row] = parse_pointer(a["stream"])
+            if "event" in a and "event" not in out_per_row[src]:
+                event[row] = parse_pointer(a["event"])
+        return ApiCalls(
+            names=distinct,
+            name=name,
+            start=start[order],
+            end=np.concatenate([p["end"] for p in self.api_parts])[order],
+            tid=np.concatenate([p["tid"] for p in self.api_parts])[order],
+            corr=np.concatenate([p["corr"] for p in self.api_parts])[order],
+            stream=stream,
+            event=event,
+            args=args,
+        )

@@ -1,0 +1,264 @@
+"""Write a Trace as a rocpd schema-v3 database (the host backend's profiles, generated benchmarks).
+
+The file has one uuid set, the plain-name views and the analysis views (`kernels`, `regions`,
+`region_args`, `top_kernels`, `busy`), and reads back through `read_rocpd` to the same Trace.
+It is written to a temporary file beside the target and renamed, so a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rocm_perf.trace.model import UNKNOWN, Agent, Trace
+from rocm_perf.trace.rocpd_read import DIGEST_ARG
+from rocm_perf.trace.rocpd_schema import SCHEMA_VERSION, create_statements, new_uuid, table_columns, table_name
+
+_AGENT_COLUMN_KEYS = ("absolute_index", "logical_index", "type_index", "model_name", "vendor_name", "user_name")
+_API_CATEGORY = "HIP_RUNTIME_API_EXT"
+_DISPATCH_CATEGORY = "KERNEL_DISPATCH"
+_DIGEST_CATEGORY = "ROCM_PERF"  # a region that only carries digests no copy call could take
+_COPY_CALLS = ("hipMemcpy", "hipMemcpyAsync")
+_ARG_TYPES = {"stream": "hipStream_t", "event": "hipEvent_t", DIGEST_ARG: "digest"}
+
+
+def write_rocpd(trace: Trace, path: Path, *, command: str = "", hostname: str = "", pid: int = 0) -> Path:
+    """Write `trace` to `path` (rocpd v3), replacing it atomically; return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        tmp.unlink()  # sqlite wants to create the file itself
+        con = sqlite3.connect(tmp)
+        try:
+            con.execute("PRAGMA journal_mode=OFF")
+            con.execute("PRAGMA synchronous=OFF")
+            _Writer(con, trace, command=command, hostname=hostname, pid=pid).write()
+            con.commit()
+        finally:
+            con.close()
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _hex(value: int) -> str:
+    return hex(value + (1 << 64) if value < 0 else value)
+
+
+class _Writer:
+    def __init__(self, con: sqlite3.Connection, trace: Trace, *, command: str, hostname: str, pid: int):
+        self.con = con
+        self.trace = trace
+        self.guid = new_uuid()
+        md = trace.metadata
+        self.command = command or md.get("command") or ""
+        self.hostname = hostname or md.get("hostname") or ""
+        self.pid = int(pid or md.get("pid") or 0)
+        self.strings: dict[str, int] = {}
+        self.next_event = 1
+
+    # ---- helpers ---------------------------------------------------------------------------
+
+    def insert(self, base: str, rows, columns: list[str] | None = None, with_id: bool = True) -> None:
+        cols = (["id"] if with_id else []) + (columns or table_columns(base))
+        names = ", ".join(f'"{c}"' for c in cols)
+        marks = ", ".join("?" * len(cols))
+        self.con.executemany(f'INSERT INTO "{table_name(base, self.guid)}" ({names}) VALUES ({marks})', rows)
+
+    def string_id(self, text: str) -> int:
+        if text not in self.strings:
+            self.strings[text] = len(self.strings) + 1
+        return self.strings[text]
+
+    # ---- the file --------------------------------------------------------------------------
+
+    def write(self) -> None:
+        for statement in create_statements(self.guid):
+            self.con.execute(statement)
+        self.con.executemany(
+            f'INSERT INTO "{table_name("rocpd_metadata", self.guid)}" (tag, value) VALUES (?, ?)',
+            [("schema_version", SCHEMA_VERSION), ("uuid", "_" + self.guid.replace("-", "_")), ("guid", self.guid)],
+        )
+        self.write_node_process_threads()
+        self.write_agents()
+        self.write_queues_streams()
+        self.write_symbols()
+        self.write_dispatches()
+        self.write_regions()
+        self.insert("rocpd_string", [(i, s) for s, i in self.strings.items()], ["string"])
+
+    def write_node_process_threads(self) -> None:
+        md = self.trace.metadata
+        node = md.get("node") or {}
+        host = self.hostname
+        self.insert(
+            "rocpd_info_node",
+            [(1, abs(hash((host, self.guid))) % (1 << 62), self.guid.replace("-", ""), node.get("system_name"),
+              host, node.get("release"), node.get("version"), node.get("hardware_name"), None)],
+            ["hash", "machine_id", "system_name", "hostname", "release", "version", "hardware_name", "domain_name"],
+        )
+        self.insert(
+            "rocpd_info_process",
+            [(self.pid, 1, None, self.pid, self.command, json.dumps(md.get("environment") or {}),
+              json.dumps(md.get("profiler_config") or {}))],
+            ["nid", "ppid", "pid", "command", "environment", "extdata"],
+        )
+        tids = {self.pid}
+        if self.trace.api is not None:
+            tids.update(int(t) for t in np.unique(self.trace.api.tid).tolist() if t >= 0)
+        # Thread rows use the OS thread id as their row id, so region/dispatch `tid` reads either way.
+        self.insert(
+            "rocpd_info_thread",
+            [(t, 1, None, self.pid, t, "main" if t == self.pid else None) for t in sorted(tids)],
+            ["nid", "ppid", "pid", "tid", "name"],
+        )
+
+    def write_agents(self) -> None:
+        agents = list(self.trace.agents)
+        known = {a.id for a in agents}
+        for agent_id in np.unique(self.trace.agent).tolist():
+            if agent_id not in known:  # every dispatch needs an agent row for the views to join
+                agents.append(Agent(id=int(agent_id), type="GPU", name="unknown"))
+        rows = []
+        for a in sorted(agents, key=lambda a: a.id):
+            extra = dict(a.extra)
+            columns = {k: extra.pop(k, None) for k in _AGENT_COLUMN_KEYS}
+            if a.cu_count is not None:
+                extra["cu_count"] = a.cu_count
+            rows.append(
+                (a.id, 1, self.pid, a.type if a.type in ("CPU", "GPU") else None, columns["absolute_index"],
+                 columns["logical_index"], columns["type_index"], a.name, columns["model_name"],
+                 columns["vendor_name"], a.product, columns["user_name"], json.dumps(extra))
+            )
+        self.insert(
+            "rocpd_info_agent",
+            rows,
+            ["nid", "pid", "type", "absolute_index", "logical_index", "type_index", "name", "model_name",
+             "vendor_name", "product_name", "user_name", "extdata"],
+        )
+
+    def write_queues_streams(self) -> None:
+        md = self.trace.metadata
+        queues = {int(k): v for k, v in (md.get("queues") or {}).items()}
+        for q in np.unique(self.trace.queue).tolist():
+            if q >= 0:
+                queues.setdefault(q, f"Queue {q}")
+        self.insert("rocpd_info_queue", [(q, 1, self.pid, name) for q, name in sorted(queues.items())],
+                    ["nid", "pid", "name"])
+        streams = {int(k): dict(v) for k, v in (md.get("streams") or {}).items()}
+        for s in np.unique(self.trace.stream).tolist():
+            if s >= 0:
+                streams.setdefault(s, {"name": "Default Stream" if s == 0 else f"Stream {s}", "handle": None})
+        rows = []
+        for s, info in sorted(streams.items()):
+            handle = info.get("handle")
+            extdata = {"stream": _hex(int(handle))} if handle is not None else {}
+            rows.append((s, 1, self.pid, info.get("name"), json.dumps(extdata)))
+        self.insert("rocpd_info_stream", rows, ["nid", "pid", "name", "extdata"])
+
+    def write_symbols(self) -> None:
+        self.insert("rocpd_info_code_object", [(1, 1, self.pid, None, "memory://rocm-perf", "MEMORY")],
+                    ["nid", "pid", "agent_id", "uri", "storage_type"])
+        self.insert(
+            "rocpd_info_kernel_symbol",
+            [(i + 1, 1, self.pid, 1, s.name, s.display_name, s.lds_bytes, s.scratch_bytes, s.sgpr, s.vgpr, s.agpr)
+             for i, s in enumerate(self.trace.symbols)],
+            ["nid", "pid", "code_object_id", "kernel_name", "display_name", "group_segment_size",
+             "private_segment_size", "sgpr_count", "arch_vgpr_count", "accum_vgpr_count"],
+        )
+
+    def write_dispatches(self) -> None:
+        t = self.trace
+        n = len(t)
+        if n == 0:
+            return
+        category = self.string_id(_DISPATCH_CATEGORY)
+        region_name = self.string_id("")
+        first_event = self.next_event
+        event_ids = np.arange(first_event, first_event + n, dtype=np.int64)
+        self.next_event += n
+        self.insert(
+            "rocpd_event",
+            zip(event_ids.tolist(), [category] * n, t.corr.tolist(), [0] * n, [0] * n),
+            ["category_id", "stack_id", "parent_stack_id", "correlation_id"],
+        )
+        lds = np.array([s.lds_bytes or 0 for s in t.symbols], dtype=np.int64)
+        scratch = np.array([s.scratch_bytes or 0 for s in t.symbols], dtype=np.int64)
+        kernel = t.kernel.astype(np.int64)
+        rows = zip(
+            range(1, n + 1), [1] * n, [self.pid] * n, [self.pid] * n, t.agent.tolist(), (kernel + 1).tolist(),
+            range(1, n + 1), t.queue.tolist(), t.stream.tolist(), t.start.tolist(), t.end.tolist(),
+            scratch[kernel].tolist() if len(scratch) else [0] * n, lds[kernel].tolist() if len(lds) else [0] * n,
+            *(t.workgroup[:, i].tolist() for i in range(3)), *(t.grid[:, i].tolist() for i in range(3)),
+            [region_name] * n, event_ids.tolist(),
+        )
+        self.insert(
+            "rocpd_kernel_dispatch",
+            rows,
+            ["nid", "pid", "tid", "agent_id", "kernel_id", "dispatch_id", "queue_id", "stream_id", "start", "end",
+             "private_segment_size", "group_segment_size", "workgroup_size_x", "workgroup_size_y",
+             "workgroup_size_z", "grid_size_x", "grid_size_y", "grid_size_z", "region_name_id", "event_id"],
+        )
+
+    def write_regions(self) -> None:
+        api = self.trace.api
+        regions: list[tuple[int, int, int, str, str, int, dict[str, str]]] = []  # start, end, tid, name, cat, corr, args
+        if api is not None:
+            for row in range(len(api)):
+                args = dict(api.args.get(row, {}))
+                # Columns are the truth for ordering arguments: make sure the args carry them.
+                if api.stream[row] != UNKNOWN and "stream" not in args:
+                    args["stream"] = _hex(int(api.stream[row]))
+                if api.event[row] != UNKNOWN and "event" not in args:
+                    args["event"] = _hex(int(api.event[row]))
+                regions.append((int(api.start[row]), int(api.end[row]), int(api.tid[row]), api.name_of(row),
+                                _API_CATEGORY, int(api.corr[row]), args))
+        self._place_digests(regions)
+        if not regions:
+            return
+        region_rows, event_rows, arg_rows = [], [], []
+        for rid, (start, end, tid, name, category, corr, args) in enumerate(regions, start=1):
+            event_id = self.next_event
+            self.next_event += 1
+            event_rows.append((event_id, self.string_id(category), corr, 0, 0))
+            region_rows.append((rid, 1, self.pid, tid if tid >= 0 else self.pid, start, end, self.string_id(name), event_id))
+            for position, (arg_name, value) in enumerate(args.items()):
+                arg_rows.append((event_id, position, _ARG_TYPES.get(arg_name, ""), arg_name, value))
+        self.insert("rocpd_event", event_rows, ["category_id", "stack_id", "parent_stack_id", "correlation_id"])
+        self.insert("rocpd_region", region_rows, ["nid", "pid", "tid", "start", "end", "name_id", "event_id"])
+        self.insert("rocpd_arg", arg_rows, ["event_id", "position", "type", "name", "value"], with_id=False)
+
+    def _place_digests(self, regions: list[tuple[Any, ...]]) -> None:
+        """Put each digest on the copy call that produced it (in order), unless the API args already hold them."""
+        digests = list(self.trace.digests)
+        held = [r[6][DIGEST_ARG] for r in regions if DIGEST_ARG in r[6]]
+        if held:
+            if held != digests[: len(held)]:
+                raise ValueError("write_rocpd: Trace.digests disagree with the digests in the API call arguments")
+            digests = digests[len(held) :]
+        if not digests:
+            return
+        copies = [
+            i for i, r in enumerate(regions)
+            if r[3] in _COPY_CALLS and DIGEST_ARG not in r[6] and "HostToDevice" not in r[6].get("kind", "")
+            and "DeviceToDevice" not in r[6].get("kind", "")
+        ]
+        for i, digest in zip(copies, list(digests)):
+            regions[i][6][DIGEST_ARG] = digest
+            digests.pop(0)
+        # Digests with no copy call to carry them (a trace without an API trace) keep their order
+        # on regions of their own, after everything else.
+        last = max([int(self.trace.end.max())] if len(self.trace) else [0])
+        for k, digest in enumerate(digests):
+            regions.append((last + k, last + k, self.pid, "rocm_perf_digest", _DIGEST_CATEGORY, -1, {DIGEST_ARG: digest}))

@@ -1,0 +1,51 @@
+"""Opening profile databases read-only, and turning SQLite failures into one-line user errors."""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from rocm_perf.errors import RocmPerfError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@contextmanager
+def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection; any SQLite failure inside the block becomes a RocmPerfError naming the file."""
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as e:
+        raise RocmPerfError(f"{path}: cannot open as SQLite ({e})") from e
+    try:
+        yield con
+    except sqlite3.DatabaseError as e:
+        # "database disk image is malformed", "file is not a database", missing columns, ...
+        raise RocmPerfError(f"{path}: unreadable or damaged database ({e})") from e
+    finally:
+        con.close()
+
+
+def table_names(con: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+
+
+def column_names(con: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in con.execute(f'PRAGMA table_info("{table}")')]
+
+
+def int_columns(con: sqlite3.Connection, sql: str, width: int, params: tuple = ()) -> np.ndarray:
+    """Run a query whose every column is an integer (NULLs already COALESCEd) into an (n, width) int64 array.
+
+    Flattening the fetched tuples with fromiter is several times faster than np.array(rows).
+    """
+    rows = con.execute(sql, params).fetchall()
+    if not rows:
+        return np.zeros((0, width), dtype=np.int64)
+    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=len(rows) * width)
+    return flat.reshape(len(rows), width)
