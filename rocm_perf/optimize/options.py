@@ -1,8 +1,173 @@
-"""The options of `rocm-perf optimize` (filled in by the closed-loop work)."""
+"""The options of `rocm-perf optimize`, their defaults, and the record of them the ledger keeps."""
+
+from __future__ import annotations
 
 import argparse
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rocm_perf.errors import RocmPerfError
+
+# Standard-output lines that carry timings, not results: left out of the output comparison.
+DEFAULT_TIMING_LINES = r"(?i)(\belapsed\b|\btime\b|\btimes\b|\btook\b|\bms\b|\bus\b|\bsec(onds)?\b|GB/s|GFLOP|\bbandwidth\b)"
+
+
+@dataclass
+class OptimizeOptions:
+    """Everything that shapes a run's results (recorded in the ledger) plus how it is shown."""
+
+    source: Path
+    program_args: list[str] = field(default_factory=list)
+    backend: str = "auto"
+    run: str | None = None  # a harness command; {exe} is the built program
+    kernels: list[str] = field(default_factory=list)  # restrict to these kernels (substring match)
+    rules: list[str] = field(default_factory=list)  # restrict to these rules
+    rules_dir: Path | None = None
+    factors: list[int] = field(default_factory=list)  # restrict to these factors
+    max_trials: int = 24
+    time_budget_s: float = 3600.0
+    min_gain: float = 0.02
+    confidence: float = 0.95
+    rounds: int = 5  # pairs before the first look
+    max_rounds: int = 30
+    round_step: int = 5
+    aa_rounds: int = 10
+    arch: str = "gfx90a"
+    compile_check: str = "auto"  # auto | on | off
+    allow_lower_occupancy: bool = False
+    jobs: int = 2
+    cflags: list[str] = field(default_factory=list)
+    timeout_s: float = 300.0
+    timing_lines: str = DEFAULT_TIMING_LINES
+    out: Path = Path("runs")
+    resume: str | None = None
+    new: bool = False
+    quiet: bool = False
+    as_json: bool = False
+
+    def recorded(self) -> dict:
+        """The options that decide a run's results, as the ledger stores them."""
+        d = asdict(self)
+        for display_only in ("out", "resume", "new", "quiet", "as_json", "jobs"):
+            d.pop(display_only)
+        d["source"] = str(Path(self.source).resolve())
+        d["rules_dir"] = str(self.rules_dir) if self.rules_dir else None
+        return d
+
+    def fingerprint(self) -> str:
+        """Same source path and same result-deciding options -> same fingerprint (to offer a resume)."""
+        d = self.recorded()
+        d.pop("time_budget_s")  # a longer budget on the same run is still the same run
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def parse_fraction(text: str, what: str) -> float:
+    """'2%', '2' (percent when > 1) or '0.02' -> 0.02."""
+    t = str(text).strip()
+    try:
+        value = float(t.rstrip("%"))
+    except ValueError as e:
+        raise RocmPerfError(f"{what} {text!r}: expected a number like 2% or 0.02") from e
+    if t.endswith("%") or value >= 1:
+        value /= 100.0
+    if not 0 < value < 1:
+        raise RocmPerfError(f"{what} {text!r}: must lie strictly between 0 and 100 %")
+    return value
+
+
+def parse_duration(text: str) -> float:
+    """'90', '90s', '30m', '2h' -> seconds."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([smh]?)\s*", str(text))
+    if not m:
+        raise RocmPerfError(f"--time-budget {text!r}: expected seconds or a duration like 30m or 2h")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def _csv(text: str | None) -> list[str]:
+    return [x.strip() for x in (text or "").split(",") if x.strip()]
 
 
 def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("source", nargs="?", help="the .cu file to optimize (never written)")
+    p.add_argument("source", nargs="?", help="the .cu file to optimize (never written; see `rocm-perf apply`)")
     p.add_argument("program_args", nargs="*", help="arguments for the program (after --)")
+    p.add_argument("--run", metavar="CMD", help="harness command when the program is not the source's own main; {exe} is the built program")
+    p.add_argument("--kernels", metavar="K1,K2", help="only these kernels (default: the critical path's top kernels)")
+    p.add_argument("--rules", metavar="R1,R2", help="only these rewrite rules (default: all that apply)")
+    p.add_argument("--rules-dir", metavar="DIR", help="rewrite rules from this directory (default: the shipped rewrites/)")
+    p.add_argument("--factors", metavar="F1,F2", help="only these unroll factors (default: each rule's own)")
+    p.add_argument("--max-trials", type=int, default=24, help="candidates to try at most (default: 24)")
+    p.add_argument("--time-budget", default="1h", help="stop proposing after this long, e.g. 900, 30m, 2h (default: 1h)")
+    p.add_argument("--min-gain", default="2%", help="smallest speedup worth keeping (default: 2%%; raised to the A/A noise floor)")
+    p.add_argument("--confidence", default="95%", help="confidence of an accept across the whole run (default: 95%%)")
+    p.add_argument("--rounds", type=int, default=5, help="interleaved pairs before the first decision (default: 5)")
+    p.add_argument("--max-rounds", type=int, default=30, help="pairs before a candidate is called inconclusive (default: 30)")
+    p.add_argument("--aa-rounds", type=int, default=10, help="pairs of the A/A noise-floor measurement (default: 10)")
+    p.add_argument("--arch", default="gfx90a", help="AMD target of the compile check (default: gfx90a)")
+    p.add_argument("--compile-check", choices=["auto", "on", "off"], default="auto", help="AMD resource check of every candidate (default: auto = where hipcc is installed)")
+    p.add_argument("--allow-lower-occupancy", action="store_true", help="keep candidates whose occupancy is below the baseline's")
+    p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="parallel builds (default: cores, at most 4)")
+    p.add_argument("--cflags", default="", help="extra compiler flags, e.g. '-I include -DN=1024'")
+    p.add_argument("--timeout", type=float, default=300, help="seconds per build or run before it counts as a hang (default: 300)")
+    p.add_argument("--timing-lines", default=DEFAULT_TIMING_LINES, metavar="REGEX", help="stdout lines matching this are timings, not results (left out of the output comparison)")
+    p.add_argument("--out", default="runs", help="runs root (default: runs/)")
+    p.add_argument("--resume", metavar="RUN", help="continue an interrupted run (directory or name under --out)")
+    p.add_argument("--new", action="store_true", help="start a new run even when an unfinished one for this source and options exists")
+    p.add_argument("--quiet", action="store_true", help="no progress display; print only the final line")
+    p.add_argument("--json", action="store_true", help="print summary.json instead of the terminal summary")
+
+
+def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
+    """Validate the parsed command line into OptimizeOptions (RocmPerfError on nonsense)."""
+    if not args.source and not args.resume:
+        raise RocmPerfError("optimize: name the .cu source to optimize (or --resume RUN)")
+    factors = []
+    for f in _csv(args.factors):
+        if not f.isdigit() or int(f) < 1:
+            raise RocmPerfError(f"--factors {args.factors!r}: expected positive integers like 2,4,8")
+        factors.append(int(f))
+    for name, value, low in (("--max-trials", args.max_trials, 0), ("--rounds", args.rounds, 2), ("--aa-rounds", args.aa_rounds, 2), ("--jobs", args.jobs, 1)):
+        if value < low:
+            raise RocmPerfError(f"{name} {value}: must be at least {low}")
+    if args.max_rounds < args.rounds:
+        raise RocmPerfError(f"--max-rounds {args.max_rounds} is below --rounds {args.rounds}")
+    if args.timeout <= 0:
+        raise RocmPerfError("--timeout must be positive")
+    try:
+        re.compile(args.timing_lines)
+    except re.error as e:
+        raise RocmPerfError(f"--timing-lines {args.timing_lines!r}: not a regular expression ({e})") from e
+    if args.run and "{exe}" not in args.run:
+        raise RocmPerfError(f"--run {args.run!r}: put {{exe}} where the built program goes")
+    return OptimizeOptions(
+        source=Path(args.source) if args.source else Path(),
+        program_args=list(getattr(args, "program_args", None) or []),
+        backend=getattr(args, "backend", "auto"),
+        run=args.run,
+        kernels=_csv(args.kernels),
+        rules=_csv(args.rules),
+        rules_dir=Path(args.rules_dir) if args.rules_dir else None,
+        factors=factors,
+        max_trials=args.max_trials,
+        time_budget_s=parse_duration(args.time_budget),
+        min_gain=parse_fraction(args.min_gain, "--min-gain"),
+        confidence=parse_fraction(args.confidence, "--confidence"),
+        rounds=args.rounds,
+        max_rounds=args.max_rounds,
+        aa_rounds=args.aa_rounds,
+        arch=args.arch,
+        compile_check=args.compile_check,
+        allow_lower_occupancy=args.allow_lower_occupancy,
+        jobs=args.jobs,
+        cflags=args.cflags.split() if args.cflags else [],
+        timeout_s=args.timeout,
+        timing_lines=args.timing_lines,
+        out=Path(args.out),
+        resume=args.resume,
+        new=args.new,
+        quiet=args.quiet,
+        as_json=args.json,
+    )

@@ -1,0 +1,308 @@
+"""The run's ledger (ledger.db, SQLite): the source of truth of one `rocm-perf optimize` run.
+
+Every state transition, trial status change, measured round and decision is committed before the
+loop takes its next step (WAL journal, synchronous=FULL), so that `kill -9` at any moment loses at
+most the step in flight. Files beside the ledger are derived from it.
+
+Trial statuses: proposed -> built -> screening -> screened -> confirming -> accepted, or
+rejected (with a named reason) from any of them, or superseded (another rule for the same loop
+was accepted). `screening` and `confirming` are the half-done states a resume redoes from start.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from rocm_perf.errors import RocmPerfError
+
+SCHEMA_VERSION = 1
+LEDGER_NAME = "ledger.db"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS transitions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, state TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS baselines (
+    generation INTEGER PRIMARY KEY, trial_id INTEGER, source_sha256 TEXT NOT NULL,
+    source_path TEXT NOT NULL, executable TEXT NOT NULL, resources TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trials (
+    id INTEGER PRIMARY KEY, generation INTEGER NOT NULL, loop_key TEXT NOT NULL,
+    kernel TEXT NOT NULL, loop_id TEXT NOT NULL, rule TEXT NOT NULL, factor INTEGER NOT NULL,
+    expected_value REAL NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',
+    detail TEXT NOT NULL DEFAULT '', source_sha256 TEXT NOT NULL DEFAULT '',
+    diff TEXT NOT NULL DEFAULT '', executable TEXT NOT NULL DEFAULT '',
+    resources TEXT NOT NULL DEFAULT '{}', evidence TEXT NOT NULL DEFAULT '{}', updated REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS rounds (
+    trial_id INTEGER NOT NULL, phase TEXT NOT NULL, idx INTEGER NOT NULL, role TEXT NOT NULL,
+    ok INTEGER NOT NULL, failure TEXT NOT NULL, cp_ns REAL NOT NULL, sum_ns REAL NOT NULL,
+    kernel_ns TEXT NOT NULL, outputs TEXT NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY (trial_id, phase, idx, role));
+CREATE TABLE IF NOT EXISTS decisions (
+    trial_id INTEGER NOT NULL, phase TEXT NOT NULL, verdict TEXT NOT NULL, reason TEXT NOT NULL,
+    data TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (trial_id, phase));
+"""
+
+# Trial id 0 holds the baseline's own rounds (reference run, A/A noise floor).
+BASELINE_TRIAL = 0
+
+
+@dataclass
+class Trial:
+    """One candidate rewrite as the ledger knows it."""
+
+    id: int
+    generation: int
+    loop_key: str
+    kernel: str
+    loop_id: str
+    rule: str
+    factor: int
+    expected_value: float
+    status: str
+    reason: str
+    detail: str
+    source_sha256: str
+    diff: str
+    executable: str
+    resources: dict
+    evidence: dict
+
+    @property
+    def label(self) -> str:
+        return f"{self.kernel} {self.loop_id} {self.rule} x{self.factor}"
+
+
+@dataclass
+class RoundRow:
+    trial_id: int
+    phase: str
+    idx: int
+    role: str  # "B" baseline, "C" candidate (or the A/A twin)
+    ok: bool
+    failure: str
+    cp_ns: float
+    sum_ns: float
+    kernel_ns: dict[str, float]
+    outputs: dict
+
+
+@dataclass
+class Baseline:
+    generation: int
+    trial_id: int | None
+    source_sha256: str
+    source_path: str
+    executable: str
+    resources: dict
+
+
+def _unwritable(path: Path, e: Exception) -> RocmPerfError:
+    return RocmPerfError(f"{path}: cannot write the run ledger ({e}); free disk space or choose another --out")
+
+
+class Ledger:
+    """A thin, committed-at-every-call wrapper around ledger.db."""
+
+    def __init__(self, path: Path, *, create: bool = False):
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise RocmPerfError(f"{self.path}: no ledger here (not a rocm-perf optimize run directory)")
+        try:
+            self.db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.executescript(_SCHEMA)
+            if create and self.get("schema_version") is None:
+                self.set("schema_version", SCHEMA_VERSION)
+        except sqlite3.OperationalError as e:
+            raise _unwritable(self.path, e) from e
+        except sqlite3.DatabaseError as e:
+            raise RocmPerfError(f"{self.path}: not a rocm-perf ledger ({e})") from e
+        version = self.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise RocmPerfError(f"{self.path}: ledger schema {version}, this rocm-perf reads {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _write(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
+        """One statement, committed (autocommit); disk-full and read-only become a clear error."""
+        try:
+            return self.db.execute(sql, params)
+        except sqlite3.OperationalError as e:
+            raise _unwritable(self.path, e) from e
+
+    def transaction(self) -> "_Transaction":
+        return _Transaction(self)
+
+    # ---- meta ------------------------------------------------------------------------------
+
+    def set(self, key: str, value: Any) -> None:
+        self._write("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return default if row is None else json.loads(row[0])
+
+    # ---- the state machine -----------------------------------------------------------------
+
+    def transition(self, state: str, detail: str = "") -> None:
+        """Record entering `state`; committed before the caller runs it."""
+        with self.transaction():
+            self._write("INSERT INTO transitions (at, state, detail) VALUES (?, ?, ?)", (time.time(), state, detail))
+            self._write("INSERT OR REPLACE INTO meta (key, value) VALUES ('state', ?)", (json.dumps(state),))
+
+    @property
+    def state(self) -> str | None:
+        return self.get("state")
+
+    def transitions(self) -> list[tuple[float, str, str]]:
+        return [tuple(r) for r in self.db.execute("SELECT at, state, detail FROM transitions ORDER BY id")]
+
+    # ---- baselines -------------------------------------------------------------------------
+
+    def add_baseline(self, b: Baseline) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO baselines VALUES (?, ?, ?, ?, ?, ?)",
+            (b.generation, b.trial_id, b.source_sha256, b.source_path, b.executable, json.dumps(b.resources)),
+        )
+
+    def baselines(self) -> list[Baseline]:
+        rows = self.db.execute("SELECT * FROM baselines ORDER BY generation").fetchall()
+        return [Baseline(r[0], r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]
+
+    def current_baseline(self) -> Baseline | None:
+        rows = self.baselines()
+        return rows[-1] if rows else None
+
+    # ---- trials ----------------------------------------------------------------------------
+
+    def add_trial(self, *, generation: int, loop_key: str, kernel: str, loop_id: str, rule: str, factor: int, expected_value: float) -> int:
+        cur = self._write(
+            "INSERT INTO trials (generation, loop_key, kernel, loop_id, rule, factor, expected_value, status, updated)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?)",
+            (generation, loop_key, kernel, loop_id, rule, factor, expected_value, time.time()),
+        )
+        return int(cur.lastrowid)
+
+    def update_trial(self, trial_id: int, **fields: Any) -> None:
+        allowed = {"status", "reason", "detail", "source_sha256", "diff", "executable", "resources", "evidence"}
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(f"unknown trial fields {sorted(unknown)}")
+        cols = []
+        values = []
+        for k, v in fields.items():
+            cols.append(f"{k} = ?")
+            values.append(json.dumps(v) if k in ("resources", "evidence") else v)
+        cols.append("updated = ?")
+        values.append(time.time())
+        self._write(f"UPDATE trials SET {', '.join(cols)} WHERE id = ?", (*values, trial_id))
+
+    def reject(self, trial_id: int, reason: str, detail: str = "") -> None:
+        self.update_trial(trial_id, status="rejected", reason=reason, detail=detail)
+
+    def trial(self, trial_id: int) -> Trial:
+        row = self.db.execute("SELECT * FROM trials WHERE id = ?", (trial_id,)).fetchone()
+        if row is None:
+            raise RocmPerfError(f"{self.path}: no trial {trial_id}")
+        return _trial(row)
+
+    def trials(self, *, generation: int | None = None, status: str | None = None) -> list[Trial]:
+        sql = "SELECT * FROM trials"
+        where, params = [], []
+        if generation is not None:
+            where.append("generation = ?")
+            params.append(generation)
+        if status is not None:
+            where.append("status = ?")
+            params.append(status)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [_trial(r) for r in self.db.execute(sql + " ORDER BY id", params)]
+
+    # ---- rounds and decisions --------------------------------------------------------------
+
+    def add_round(self, r: RoundRow) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (r.trial_id, r.phase, r.idx, r.role, int(r.ok), r.failure, r.cp_ns, r.sum_ns,
+             json.dumps(r.kernel_ns), json.dumps(r.outputs), time.time()),
+        )
+
+    def rounds(self, trial_id: int, phase: str) -> list[RoundRow]:
+        rows = self.db.execute(
+            "SELECT * FROM rounds WHERE trial_id = ? AND phase = ? ORDER BY idx, role", (trial_id, phase)
+        ).fetchall()
+        return [RoundRow(r[0], r[1], r[2], r[3], bool(r[4]), r[5], r[6], r[7], json.loads(r[8]), json.loads(r[9])) for r in rows]
+
+    def forget_rounds(self, trial_id: int, phase: str) -> None:
+        """Drop a half-done phase's rounds so that it is redone from its start."""
+        with self.transaction():
+            self._write("DELETE FROM rounds WHERE trial_id = ? AND phase = ?", (trial_id, phase))
+            self._write("DELETE FROM decisions WHERE trial_id = ? AND phase = ?", (trial_id, phase))
+
+    def add_decision(self, trial_id: int, phase: str, verdict: str, reason: str, data: dict) -> None:
+        self._write(
+            "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?, ?, ?, ?)",
+            (trial_id, phase, verdict, reason, json.dumps(data), time.time()),
+        )
+
+    def decision(self, trial_id: int, phase: str) -> dict | None:
+        row = self.db.execute(
+            "SELECT verdict, reason, data FROM decisions WHERE trial_id = ? AND phase = ?", (trial_id, phase)
+        ).fetchone()
+        if row is None:
+            return None
+        return {"verdict": row[0], "reason": row[1], **json.loads(row[2])}
+
+    def decisions(self, phase: str | None = None) -> Iterator[tuple[int, str, dict]]:
+        sql = "SELECT trial_id, phase, verdict, reason, data FROM decisions"
+        params: tuple = ()
+        if phase is not None:
+            sql += " WHERE phase = ?"
+            params = (phase,)
+        for t, p, v, r, d in self.db.execute(sql + " ORDER BY at", params).fetchall():
+            yield t, p, {"verdict": v, "reason": r, **json.loads(d)}
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back when the block raises."""
+
+    def __init__(self, ledger: Ledger):
+        self.ledger = ledger
+
+    def __enter__(self) -> "_Transaction":
+        self.ledger._write("BEGIN IMMEDIATE")
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.ledger._write("COMMIT")
+        else:
+            self.ledger.db.execute("ROLLBACK")
+
+
+def _trial(row: tuple) -> Trial:
+    (tid, gen, loop_key, kernel, loop_id, rule, factor, ev, status, reason, detail, sha, diff, exe, res, evid, _updated) = row
+    return Trial(tid, gen, loop_key, kernel, loop_id, rule, int(factor), float(ev), status, reason, detail, sha, diff, exe,
+                 json.loads(res), json.loads(evid))
+
+
+def open_ledger(run_dir: Path, *, create: bool = False) -> Ledger:
+    """The ledger of `run_dir`; with create=True the directory is made and its writability checked."""
+    run_dir = Path(run_dir)
+    if create:
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            probe = run_dir / ".write-probe"
+            probe.write_bytes(b"x")
+            probe.unlink()
+        except OSError as e:
+            raise RocmPerfError(f"{run_dir}: the run directory is not writable ({e.strerror or e})") from e
+    return Ledger(run_dir / LEDGER_NAME, create=create)
