@@ -71,25 +71,64 @@ def _critical_path(trace: Trace, null_stream: str):
     return analyze_critical_path(trace, null_stream=null_stream)
 
 
-def cross_stream_edges(trace: Trace, result: Any) -> list[tuple[int, int]]:
-    """Dispatch-row pairs (before, after) of the DAG whose ends sit on different tracks.
+def cross_stream_edges(dag) -> list[tuple[int, int]]:
+    """Dispatch-row pairs (before, after) of the DAG whose ends sit on different chains (streams).
 
-    Uses the analysis' own edge list when it exposes one (`dependency_edges` or `edges`); otherwise
-    the consecutive pairs of the critical path that change stream, which are DAG edges too.
+    The DAG routes barriers through zero-duration join nodes (ids >= n); an arrow needs a slice at
+    each end, so a join is expanded to the dispatches that reach it and those it reaches.
     """
-    edges = getattr(result, "dependency_edges", None)
-    if edges is None:
-        edges = getattr(result, "edges", None)
-    if edges is None:
-        path = [int(r) for r in getattr(result, "path", [])]
-        edges = list(zip(path, path[1:]))
-    keys = np.stack([trace.agent, trace.queue, trace.stream], axis=1) if len(trace) else np.zeros((0, 3))
-    crossing = []
-    for a, b in edges:
-        a, b = int(a), int(b)
-        if not (keys[a] == keys[b]).all():
-            crossing.append((a, b))
-    return crossing
+    n = dag.n_dispatches
+    src, dst = np.asarray(dag.src, dtype=np.int64), np.asarray(dag.dst, dtype=np.int64)
+    into_join: dict[int, list[int]] = {}
+    out_of_join: dict[int, list[int]] = {}
+    for a, b in zip(src.tolist(), dst.tolist()):
+        if b >= n:
+            into_join.setdefault(b, []).append(a)
+        if a >= n:
+            out_of_join.setdefault(a, []).append(b)
+
+    def resolve(node: int, links: dict[int, list[int]], seen: set[int]) -> set[int]:
+        if node < n:
+            return {node}
+        if node in seen:
+            return set()
+        seen.add(node)
+        rows: set[int] = set()
+        for nxt in links.get(node, []):
+            rows |= resolve(nxt, links, seen)
+        return rows
+
+    # One arrow per (source, target chain): the earliest target; then per (source chain, target):
+    # the latest source. Later work on a chain is ordered by the chain itself, so more arrows
+    # would only repeat what program order already says.
+    position = np.empty(n, dtype=np.int64)
+    position[np.asarray(dag.order, dtype=np.int64)] = np.arange(n)
+    first_target: dict[tuple[int, int], int] = {}
+    for a, b in zip(src.tolist(), dst.tolist()):
+        if a >= n:
+            continue  # reached from the row side of the join
+        targets = resolve(b, out_of_join, set()) if b >= n else {b}
+        for t in targets:
+            if dag.chain[a] != dag.chain[t]:
+                key = (a, int(dag.chain[t]))
+                if key not in first_target or position[t] < position[first_target[key]]:
+                    first_target[key] = t
+    last_source: dict[tuple[int, int], int] = {}
+    for (a, _), t in first_target.items():
+        key = (int(dag.chain[a]), t)
+        if key not in last_source or position[a] > position[last_source[key]]:
+            last_source[key] = a
+    return sorted((a, t) for (_, t), a in last_source.items())
+
+
+def _dependency_dag(trace: Trace, cp: Any, null_stream: str):
+    """The DAG behind the critical path: the analysis' own when it keeps it, else built the same way."""
+    dag = getattr(cp, "dag", None)
+    if dag is not None and hasattr(dag, "src"):
+        return dag
+    from rocm_perf.analysis.dag import build_dispatch_dag
+
+    return build_dispatch_dag(trace, null_stream=null_stream)
 
 
 def _track_keys(trace: Trace) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
@@ -122,6 +161,7 @@ def export_perfetto(
     *,
     critical_path: Any = None,
     categories: list[str] | None = None,
+    null_stream: str = "legacy",
 ) -> ExportCounts:
     """Write `trace` as trace-event JSON to `out` (via a temp file and a rename).
 
@@ -134,7 +174,7 @@ def export_perfetto(
         with open(tmp, "w", encoding="utf-8", buffering=1 << 20) as f:
             f.write('{"traceEvents":[')
             first = [True]
-            origin = _write_events(f, first, trace, critical_path, categories, counts)
+            origin = _write_events(f, first, trace, critical_path, categories, counts, null_stream)
             f.write("\n],\n")
             other = {
                 "exporter": "rocm-perf",
@@ -172,7 +212,7 @@ def _host_pid(trace: Trace, taken: set[int]) -> int:
     return pid if pid > 0 and pid not in taken else max(taken, default=0) + 1
 
 
-def _write_events(out, first, trace: Trace, cp: Any, categories: list[str] | None, counts: ExportCounts) -> int:
+def _write_events(out, first, trace: Trace, cp: Any, categories: list[str] | None, counts: ExportCounts, null_stream: str) -> int:
     origin = _origin(trace)
     track_of_row, tracks = _track_keys(trace)
     agents = sorted({t[0] for t in tracks})
@@ -249,12 +289,13 @@ def _write_events(out, first, trace: Trace, cp: Any, categories: list[str] | Non
         flow_id = _write_api(out, first, trace, origin, host_pid, pid_of_agent, tid_of_track, track_of_row, tracks, counts)
 
     if cp is not None:
-        for a, b in cross_stream_edges(trace, cp):
+        for a, b in cross_stream_edges(_dependency_dag(trace, cp, null_stream)):
             flow_id += 1
             for row, ph in ((a, "s"), (b, "f")):
                 agent, queue, stream = tracks[int(track_of_row[row])]
                 fields = {"name": "dependency", "cat": "dependency", "ph": ph, "id": flow_id,
-                          "pid": pid_of_agent[agent], "tid": tid_of_track[int(track_of_row[row])]}
+                          "pid": pid_of_agent[agent], "tid": tid_of_track[int(track_of_row[row])],
+                          "args": {"from_row": a, "to_row": b}}
                 if ph == "f":
                     fields["bp"] = "e"
                 # The start sits inside the earlier slice (at its end), the finish at the later one's start.
@@ -319,7 +360,7 @@ def run_export(profile: Path, *, perfetto: Path, null_stream: str = "legacy", cr
     if perfetto.parent and not perfetto.parent.exists():
         raise RocmPerfError(f"{perfetto}: the folder {perfetto.parent} does not exist")
     cp = _critical_path(trace, null_stream) if critical_path and len(trace) else None
-    counts = export_perfetto(trace, perfetto, critical_path=cp, categories=_kernel_categories(trace))
+    counts = export_perfetto(trace, perfetto, critical_path=cp, categories=_kernel_categories(trace), null_stream=null_stream)
     print(
         f"wrote {perfetto}: {counts.kernel_slices} kernel slices on {counts.tracks} tracks, "
         f"{counts.api_slices} API calls, {counts.launch_flows} launch arrows, "
