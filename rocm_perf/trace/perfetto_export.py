@@ -71,64 +71,37 @@ def _critical_path(trace: Trace, null_stream: str):
     return analyze_critical_path(trace, null_stream=null_stream)
 
 
-def cross_stream_edges(dag) -> list[tuple[int, int]]:
-    """Dispatch-row pairs (before, after) of the DAG whose ends sit on different chains (streams).
+def cross_stream_arrows(edges: np.ndarray, chain: np.ndarray, order: np.ndarray) -> list[tuple[int, int]]:
+    """The DAG's cross-chain (before, after) row pairs worth an arrow.
 
-    The DAG routes barriers through zero-duration join nodes (ids >= n); an arrow needs a slice at
-    each end, so a join is expanded to the dispatches that reach it and those it reaches.
+    One arrow per (source, target chain): the earliest target; then per (source chain, target):
+    the latest source. Later work on a chain is ordered by the chain itself, so more arrows would
+    only repeat what program order already says (a barrier otherwise draws S x S arrows).
     """
-    n = dag.n_dispatches
-    src, dst = np.asarray(dag.src, dtype=np.int64), np.asarray(dag.dst, dtype=np.int64)
-    into_join: dict[int, list[int]] = {}
-    out_of_join: dict[int, list[int]] = {}
-    for a, b in zip(src.tolist(), dst.tolist()):
-        if b >= n:
-            into_join.setdefault(b, []).append(a)
-        if a >= n:
-            out_of_join.setdefault(a, []).append(b)
-
-    def resolve(node: int, links: dict[int, list[int]], seen: set[int]) -> set[int]:
-        if node < n:
-            return {node}
-        if node in seen:
-            return set()
-        seen.add(node)
-        rows: set[int] = set()
-        for nxt in links.get(node, []):
-            rows |= resolve(nxt, links, seen)
-        return rows
-
-    # One arrow per (source, target chain): the earliest target; then per (source chain, target):
-    # the latest source. Later work on a chain is ordered by the chain itself, so more arrows
-    # would only repeat what program order already says.
+    n = len(chain)
     position = np.empty(n, dtype=np.int64)
-    position[np.asarray(dag.order, dtype=np.int64)] = np.arange(n)
+    position[np.asarray(order, dtype=np.int64)] = np.arange(n)
     first_target: dict[tuple[int, int], int] = {}
-    for a, b in zip(src.tolist(), dst.tolist()):
-        if a >= n:
-            continue  # reached from the row side of the join
-        targets = resolve(b, out_of_join, set()) if b >= n else {b}
-        for t in targets:
-            if dag.chain[a] != dag.chain[t]:
-                key = (a, int(dag.chain[t]))
-                if key not in first_target or position[t] < position[first_target[key]]:
-                    first_target[key] = t
+    for a, t in np.asarray(edges, dtype=np.int64).reshape(-1, 2).tolist():
+        if chain[a] == chain[t]:
+            continue
+        key = (a, int(chain[t]))
+        if key not in first_target or position[t] < position[first_target[key]]:
+            first_target[key] = t
     last_source: dict[tuple[int, int], int] = {}
     for (a, _), t in first_target.items():
-        key = (int(dag.chain[a]), t)
+        key = (int(chain[a]), t)
         if key not in last_source or position[a] > position[last_source[key]]:
             last_source[key] = a
     return sorted((a, t) for (_, t), a in last_source.items())
 
 
-def _dependency_dag(trace: Trace, cp: Any, null_stream: str):
-    """The DAG behind the critical path: the analysis' own when it keeps it, else built the same way."""
-    dag = getattr(cp, "dag", None)
-    if dag is not None and hasattr(dag, "src"):
-        return dag
+def _dependency_arrows(trace: Trace, cp: Any, null_stream: str) -> list[tuple[int, int]]:
+    """Arrows for the critical-path analysis' dependency edges, chains and order from the same DAG."""
     from rocm_perf.analysis.dag import build_dispatch_dag
 
-    return build_dispatch_dag(trace, null_stream=null_stream)
+    dag = build_dispatch_dag(trace, null_stream=null_stream, gap_heuristic_ns=getattr(cp, "gap_heuristic_ns", None))
+    return cross_stream_arrows(cp.dependency_edges, dag.chain, dag.order)
 
 
 def _track_keys(trace: Trace) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
@@ -289,7 +262,7 @@ def _write_events(out, first, trace: Trace, cp: Any, categories: list[str] | Non
         flow_id = _write_api(out, first, trace, origin, host_pid, pid_of_agent, tid_of_track, track_of_row, tracks, counts)
 
     if cp is not None:
-        for a, b in cross_stream_edges(_dependency_dag(trace, cp, null_stream)):
+        for a, b in _dependency_arrows(trace, cp, null_stream):
             flow_id += 1
             for row, ph in ((a, "s"), (b, "f")):
                 agent, queue, stream = tracks[int(track_of_row[row])]
