@@ -1,0 +1,251 @@
+"""Read rocprofv3 CSV output: one kernel_trace.csv, or a folder of rocprofv3 CSV files.
+
+Accepted kernel-trace layouts: ROCm 7 (`Stream_Id`, `LDS_Block_Size`, `Scratch_Size`), ROCm 6
+(no `Stream_Id`; `Group_Segment_Size`, `Private_Segment_Size`), `rocpd convert` output (a
+leading `Guid` column), and counter_collection.csv (one row per dispatch and counter: folded
+back to one row per dispatch). In a folder, `<pid>_hip_api_trace.csv` supplies the API calls;
+CSV API rows carry no arguments, so their stream/event columns stay UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.model import UNKNOWN, Agent, ApiCalls, KernelSymbol, Trace
+
+REQUIRED = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
+_KNOWN_COLUMNS = {"Kernel_Name", "Start_Timestamp", "End_Timestamp", "Correlation_Id", "Dispatch_Id", "Function"}
+_API_REQUIRED = ("Function", "Correlation_Id", "Start_Timestamp", "End_Timestamp")
+# Column aliases across ROCm versions: our name -> the names a file may use, first match wins.
+_ALIASES = {
+    "lds": ("LDS_Block_Size", "Group_Segment_Size"),
+    "scratch": ("Scratch_Size", "Private_Segment_Size"),
+}
+_PID_PREFIX = re.compile(r"^(\d+)_")
+
+
+def _header(path: Path) -> list[str]:
+    try:
+        with open(path, newline="", encoding="utf-8", errors="replace") as f:
+            return next(csv.reader(f), [])
+    except OSError as e:
+        raise RocmPerfError(f"{path}: cannot read ({e.strerror or e})") from e
+
+
+def looks_like_rocprofv3_csv(path: Path) -> bool:
+    """True when the first line is a CSV header with rocprofv3 column names."""
+    return bool(_KNOWN_COLUMNS & set(_header(path)))
+
+
+def _is_kernel_trace(header: list[str]) -> bool:
+    return all(c in header for c in REQUIRED)
+
+
+def _is_api_trace(header: list[str]) -> bool:
+    return all(c in header for c in _API_REQUIRED) and "Kernel_Name" not in header
+
+
+@dataclass
+class _Table:
+    path: Path
+    header: list[str]
+    rows: list[list[str]]
+
+    def has(self, column: str) -> bool:
+        return column in self.header
+
+    def text(self, column: str) -> list[str]:
+        i = self.header.index(column)
+        return [r[i] for r in self.rows]
+
+    def ints(self, *columns: str, default: int = UNKNOWN) -> np.ndarray:
+        """The first of `columns` present, as int64 ("Agent 4" -> 4); `default` where none is present."""
+        for column in columns:
+            if column in self.header:
+                i = self.header.index(column)
+                try:
+                    return np.array([_int(r[i]) for r in self.rows], dtype=np.int64)
+                except ValueError as e:
+                    bad = next(n for n, r in enumerate(self.rows) if not _is_int(r[i]))
+                    raise RocmPerfError(
+                        f"{self.path}: line {bad + 2}: column {column} is not an integer ({self.rows[bad][i]!r})"
+                    ) from e
+        return np.full(len(self.rows), default, dtype=np.int64)
+
+
+def _int(text: str) -> int:
+    text = text.strip()
+    if text.startswith("Agent "):
+        text = text[6:]
+    if text == "":
+        return UNKNOWN
+    try:
+        return int(text)
+    except ValueError:
+        return int(float(text))  # counters print "16384.000000"
+
+
+def _is_int(text: str) -> bool:
+    try:
+        _int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_table(path: Path) -> _Table:
+    try:
+        with open(path, newline="", encoding="utf-8", errors="replace") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header is None:
+                raise RocmPerfError(f"{path}: empty file")
+            rows = []
+            for row in reader:
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise RocmPerfError(
+                        f"{path}: line {reader.line_num}: {len(row)} fields where the header has {len(header)} "
+                        "(truncated or damaged CSV)"
+                    )
+                rows.append(row)
+    except OSError as e:
+        raise RocmPerfError(f"{path}: cannot read ({e.strerror or e})") from e
+    except csv.Error as e:
+        raise RocmPerfError(f"{path}: not a readable CSV ({e})") from e
+    return _Table(path, header, rows)
+
+
+def read_csv_file(path: Path) -> Trace:
+    """A Trace from one rocprofv3 kernel-trace (or counter-collection) CSV file."""
+    table = _read_table(path)
+    missing = [c for c in REQUIRED if c not in table.header]
+    if missing:
+        raise RocmPerfError(
+            f"{path}: CSV lacks column(s) {', '.join(missing)} (expected a rocprofv3 kernel_trace.csv)"
+        )
+    trace = _kernel_trace([table])
+    trace.metadata["source_path"] = str(path)
+    return trace
+
+
+def read_csv_folder(folder: Path) -> Trace:
+    """A Trace from a rocprofv3 CSV output folder: its kernel trace(s), plus HIP API calls if traced."""
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() == ".csv")
+    if not files:
+        raise RocmPerfError(f"{folder}: folder without CSV files (expected rocprofv3 --output-format csv output)")
+    headers = {p: _header(p) for p in files}
+    # rocprofv3 names them `<pid>_kernel_trace.csv` (or `kernel_trace.csv` with -o); any other
+    # file with kernel-trace columns counts only when no file has that name.
+    named = [p for p in files if p.name.endswith("kernel_trace.csv") and _is_kernel_trace(headers[p])]
+    kernel_files = named or [p for p in files if _is_kernel_trace(headers[p]) and "Counter_Name" not in headers[p]]
+    if not kernel_files:
+        raise RocmPerfError(f"{folder}: no kernel trace CSV in this folder (run rocprofv3 with --kernel-trace)")
+    trace = _kernel_trace([_read_table(p) for p in kernel_files])
+    api_files = [p for p in files if p.name.endswith("hip_api_trace.csv") and _is_api_trace(headers[p])]
+    if api_files:
+        trace.api = _api_calls([_read_table(p) for p in api_files])
+        trace.metadata["api_trace"] = True
+        trace.metadata["api_args"] = False  # CSV rows hold no stream/event arguments
+    trace.metadata["source_path"] = str(folder)
+    trace.metadata["csv_files"] = [p.name for p in kernel_files + api_files]
+    return trace
+
+
+def _kernel_trace(tables: list[_Table]) -> Trace:
+    start, end, agent, queue, stream, corr, kernel, grid, workgroup = ([] for _ in range(9))
+    symbols: list[KernelSymbol] = []
+    symbol_index: dict[tuple, int] = {}
+    pids: list[int] = []
+    for t in tables:
+        if t.has("Counter_Name"):
+            t = _one_row_per_dispatch(t)
+        if t.has("Process_Id") and t.rows:
+            pids.append(int(t.ints("Process_Id")[0]))
+        elif m := _PID_PREFIX.match(t.path.name):
+            pids.append(int(m.group(1)))
+        names = t.text("Kernel_Name")
+        vgpr, agpr, sgpr = t.ints("VGPR_Count", "Arch_VGPR_Count"), t.ints("Accum_VGPR_Count"), t.ints("SGPR_Count")
+        lds, scratch = t.ints(*_ALIASES["lds"]), t.ints(*_ALIASES["scratch"])
+        for i, name in enumerate(names):
+            key = (name, int(vgpr[i]), int(agpr[i]), int(sgpr[i]), int(lds[i]), int(scratch[i]))
+            if key not in symbol_index:
+                symbol_index[key] = len(symbols)
+                symbols.append(
+                    KernelSymbol(name=name, display_name=name, vgpr=_opt(vgpr[i]), agpr=_opt(agpr[i]),
+                                 sgpr=_opt(sgpr[i]), lds_bytes=_opt(lds[i]), scratch_bytes=_opt(scratch[i]))
+                )
+            kernel.append(symbol_index[key])
+        start.append(t.ints("Start_Timestamp"))
+        end.append(t.ints("End_Timestamp"))
+        agent.append(t.ints("Agent_Id", default=0))
+        queue.append(t.ints("Queue_Id"))
+        stream.append(t.ints("Stream_Id"))
+        corr.append(t.ints("Correlation_Id"))
+        grid.append(_dims(t, "Grid_Size"))
+        workgroup.append(_dims(t, "Workgroup_Size"))
+    agents_col = np.concatenate(agent)
+    trace = Trace.from_rows(
+        start=np.concatenate(start), end=np.concatenate(end), kernel=np.array(kernel, dtype=np.int32),
+        symbols=symbols, agent=agents_col, queue=np.concatenate(queue), stream=np.concatenate(stream),
+        corr=np.concatenate(corr), grid=np.concatenate(grid), workgroup=np.concatenate(workgroup),
+        # The CSV names agents by number only; what GPU it was is not in the kernel trace.
+        agents=[Agent(id=int(a), type="GPU", name="") for a in sorted(set(agents_col.tolist()))],
+    )
+    trace.metadata.update(
+        format="rocprofv3-csv", hostname=None, command=None, pid=pids[0] if pids else None, api_trace=False
+    )
+    return trace
+
+
+def _opt(value) -> int | None:
+    return None if value == UNKNOWN else int(value)
+
+
+def _dims(t: _Table, prefix: str) -> np.ndarray:
+    if t.has(f"{prefix}_X"):
+        return np.stack([t.ints(f"{prefix}_{axis}", default=1) for axis in "XYZ"], axis=1)
+    # counter_collection.csv and some older files give one total size
+    total = t.ints(prefix, default=1)
+    return np.stack([total, np.ones_like(total), np.ones_like(total)], axis=1)
+
+
+def _one_row_per_dispatch(t: _Table) -> _Table:
+    key = t.header.index("Dispatch_Id") if t.has("Dispatch_Id") else t.header.index("Correlation_Id")
+    seen: set[str] = set()
+    rows = []
+    for r in t.rows:
+        if r[key] not in seen:
+            seen.add(r[key])
+            rows.append(r)
+    return _Table(t.path, t.header, rows)
+
+
+def _api_calls(tables: list[_Table]) -> ApiCalls:
+    names: list[str] = []
+    start, end, tid, corr = [], [], [], []
+    for t in tables:
+        names += t.text("Function")
+        start.append(t.ints("Start_Timestamp"))
+        end.append(t.ints("End_Timestamp"))
+        tid.append(t.ints("Thread_Id"))
+        corr.append(t.ints("Correlation_Id"))
+    start_all = np.concatenate(start)
+    order = np.argsort(start_all, kind="stable")
+    distinct = sorted(set(names))
+    index = {n: i for i, n in enumerate(distinct)}
+    n = len(order)
+    return ApiCalls(
+        names=distinct,
+        name=np.array([index[names[i]] for i in order.tolist()], dtype=np.int32),
+        start=start_all[order], end=np.concatenate(end)[order], tid=np.concatenate(tid)[order],
+        corr=np.concatenate(corr)[order],
+        stream=np.full(n, UNKNOWN, np.int64), event=np.full(n, UNKNOWN, np.int64),
+    )

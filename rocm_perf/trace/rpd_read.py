@@ -1,0 +1,172 @@
+"""Read a legacy RPD database (rocmProfileData's rpd_tracer, and rocm-trace-lite's variant).
+
+Kernel dispatches are the `rocpd_op` rows whose op type string is `KernelExecution`; names come
+from `rocpd_string`. Launch parameters come from `rocpd_kernelapi` (joined through
+`rocpd_api_ops`), or, in rocm-trace-lite files, from the `completionSignal` text
+`hwq=0x.. wg=x,y,z grid=x,y,z`. Streams are `hipStream_t` pointers there: we number them
+0 (null stream), 1, 2, ... in order of first use and keep the pointers in metadata["streams"].
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.model import UNKNOWN, Agent, ApiCalls, KernelSymbol, Trace
+from rocm_perf.trace.rocpd_read import parse_pointer
+from rocm_perf.trace.sqlite_file import column_names, int_columns, open_readonly, table_names
+
+KERNEL_OP_TYPES = ("KernelExecution",)
+_SIGNAL_DIMS = re.compile(r"\b(wg|grid)=(\d+),(\d+),(\d+)")
+
+
+def read_rpd(path: Path) -> Trace:
+    """Read kernel dispatches and HIP API calls of a legacy RPD file."""
+    with open_readonly(path) as con:
+        tables = set(table_names(con))
+        if "rocpd_op" not in tables or "rocpd_string" not in tables:
+            raise RocmPerfError(f"{path}: SQLite database without rocpd_op/rocpd_string (not a legacy RPD profile)")
+        trace = _read(con, tables)
+    trace.metadata.update(format="rpd-legacy", source_path=str(path))
+    return trace
+
+
+def parse_rpd_args(text: str | None) -> dict[str, str]:
+    """'graphExec = 0x24922d90 | stream = 0x0' -> {'graphExec': '0x24922d90', 'stream': '0x0'}."""
+    args: dict[str, str] = {}
+    for part in (text or "").split("|"):
+        key, sep, value = part.partition("=")
+        if sep and key.strip():
+            args[key.strip()] = value.strip()
+    return args
+
+
+def _read(con: sqlite3.Connection, tables: set[str]) -> Trace:
+    strings = dict(con.execute("SELECT id, string FROM rocpd_string").fetchall())
+    kernel_types = [i for i, s in strings.items() if s in KERNEL_OP_TYPES]
+    op_cols = set(column_names(con, "rocpd_op"))
+    has_signal = "completionSignal" in op_cols
+
+    # Launch parameters per API call, whichever name the key column has in this variant.
+    launch: dict[int, tuple] = {}
+    if "rocpd_kernelapi" in tables:
+        ka_cols = set(column_names(con, "rocpd_kernelapi"))
+        key = "api_ptr_id" if "api_ptr_id" in ka_cols else "api_id"
+        for row in con.execute(
+            f"""SELECT {key}, stream, gridX, gridY, gridZ, workgroupX, workgroupY, workgroupZ,
+                       groupSegmentSize, privateSegmentSize, kernelName_id FROM rocpd_kernelapi"""
+        ):
+            launch[row[0]] = row[1:]
+    op_to_api: dict[int, int] = {}
+    if "rocpd_api_ops" in tables:
+        op_to_api = dict(con.execute("SELECT op_id, api_id FROM rocpd_api_ops").fetchall())
+
+    marks = ",".join("?" * len(kernel_types)) or "NULL"
+    ops = con.execute(
+        f"""SELECT id, gpuId, queueId, start, "end", description_id{', completionSignal' if has_signal else ''}
+            FROM rocpd_op WHERE opType_id IN ({marks}) ORDER BY start, id""",
+        kernel_types,
+    ).fetchall()
+
+    n = len(ops)
+    start = np.empty(n, np.int64)
+    end = np.empty(n, np.int64)
+    agent = np.empty(n, np.int64)
+    queue = np.empty(n, np.int64)
+    stream = np.full(n, UNKNOWN, np.int64)
+    corr = np.full(n, UNKNOWN, np.int64)
+    kernel = np.empty(n, np.int32)
+    grid = np.ones((n, 3), np.int64)
+    workgroup = np.ones((n, 3), np.int64)
+    symbols: list[KernelSymbol] = []
+    symbol_of: dict[str, int] = {}
+    stream_ids: dict[int, int] = {0: 0}
+    for i, op in enumerate(ops):
+        op_id, gpu, q, s, e, desc_id = op[:6]
+        start[i], end[i], agent[i], queue[i] = s, e, gpu, q
+        api_id = op_to_api.get(op_id)
+        params = launch.get(api_id) if api_id is not None else None
+        name = strings.get(desc_id) or ""
+        lds = scratch = None
+        if api_id is not None:
+            corr[i] = api_id
+        if params is not None:
+            ptr = parse_pointer(params[0])
+            if ptr != UNKNOWN:
+                stream[i] = stream_ids.setdefault(ptr, len(stream_ids))
+            grid[i] = params[1:4]
+            workgroup[i] = params[4:7]
+            lds, scratch = params[7], params[8]
+            name = name or strings.get(params[9]) or ""
+        if has_signal and op[6]:
+            for kind, x, y, z in _SIGNAL_DIMS.findall(str(op[6])):
+                (workgroup if kind == "wg" else grid)[i] = (int(x), int(y), int(z))
+        name = name or f"<unnamed kernel op {op_id}>"
+        if name not in symbol_of:
+            symbol_of[name] = len(symbols)
+            symbols.append(KernelSymbol(name=name, display_name=name, lds_bytes=lds, scratch_bytes=scratch))
+        kernel[i] = symbol_of[name]
+
+    api, pid = _read_api(con, tables, strings, launch)
+    gpus = sorted(set(agent.tolist()))
+    metadata: dict[str, Any] = {
+        "hostname": None,
+        "command": None,
+        "pid": pid,
+        "api_trace": api is not None,
+        "streams": {sid: {"name": "Default Stream" if sid == 0 else f"Stream {sid}", "handle": ptr}
+                    for ptr, sid in stream_ids.items()},
+        "rpd_metadata": dict(con.execute("SELECT tag, value FROM rocpd_metadata").fetchall())
+        if "rocpd_metadata" in tables else {},
+    }
+    return Trace(
+        start=start, end=end, agent=agent, queue=queue, stream=stream, kernel=kernel, corr=corr,
+        grid=grid, workgroup=workgroup, symbols=symbols,
+        # RPD does not record what the GPU is; the gpuId is all we know.
+        agents=[Agent(id=int(g), type="GPU", name="") for g in gpus],
+        api=api, metadata=metadata,
+    )
+
+
+def _read_api(
+    con: sqlite3.Connection, tables: set[str], strings: dict[int, str], launch: dict[int, tuple]
+) -> tuple[ApiCalls | None, int | None]:
+    if "rocpd_api" not in tables:
+        return None, None
+    rows = int_columns(con, 'SELECT id, pid, tid, start, "end", apiName_id, args_id FROM rocpd_api ORDER BY start, id', 7)
+    pid = int(rows[0, 1]) if len(rows) else None
+    # Only HIP calls order GPU work; markers and the tracer's own bookkeeping rows are not API calls.
+    keep = np.array([(strings.get(i) or "").startswith("hip") for i in rows[:, 5].tolist()], dtype=bool)
+    rows = rows[keep]
+    if not len(rows):
+        return None, pid
+    names_per_row = [strings[i] for i in rows[:, 5].tolist()]
+    distinct = sorted(set(names_per_row))
+    index = {name: i for i, name in enumerate(distinct)}
+    n = len(rows)
+    stream = np.full(n, UNKNOWN, np.int64)
+    event = np.full(n, UNKNOWN, np.int64)
+    args: dict[int, dict[str, str]] = {}
+    for r, (api_id, args_id) in enumerate(zip(rows[:, 0].tolist(), rows[:, 6].tolist())):
+        a = parse_rpd_args(strings.get(args_id))
+        params = launch.get(api_id)
+        if params is not None and "stream" not in a:
+            a["stream"] = str(params[0])
+        if a:
+            args[r] = a
+        if "stream" in a:
+            stream[r] = parse_pointer(a["stream"])
+        if "event" in a:
+            event[r] = parse_pointer(a["event"])
+    api = ApiCalls(
+        names=distinct,
+        name=np.fromiter((index[x] for x in names_per_row), dtype=np.int32, count=n),
+        start=rows[:, 3].copy(), end=rows[:, 4].copy(), tid=rows[:, 2].copy(), corr=rows[:, 0].copy(),
+        stream=stream, event=event, args=args,
+    )
+    return api, pid
