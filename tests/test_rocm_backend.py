@@ -1,0 +1,255 @@
+"""The rocm backend against TEST DOUBLES of rocprofv3 and rocminfo (tests/doubles/; no AMD GPU here).
+
+The doubles check the argv they get against the documented command line and write their output
+where the real tools would (`<dir>/<hostname>/<pid>_results.db`); builds use the real hipcc.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, ROOT
+from rocm_perf.backends.counters import BLOCK_LIMITS, collect_counters, counter_block, plan_passes
+from rocm_perf.backends.rocm import RocmBackend
+from rocm_perf.backends.rocprofv3 import died_on_signal
+from rocm_perf.backends.select import select_backend
+from rocm_perf.errors import RocmPerfError
+
+DOUBLES = ROOT / "tests" / "doubles"
+
+
+@pytest.fixture
+def fake_tools(tmp_path, monkeypatch):
+    """A bin dir first on PATH with `rocprofv3` and `rocminfo` pointing at the doubles; returns a
+    function setting the double's mode, and the argv log path."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "rocprofv3").symlink_to(DOUBLES / "fake_rocprofv3")
+    (bin_dir / "rocminfo").symlink_to(DOUBLES / "fake_rocminfo")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("ROCM_PATH", raising=False)
+    argv_log = tmp_path / "rocprofv3-argv.jsonl"
+    monkeypatch.setenv("FAKE_ROCPROFV3_ARGV_LOG", str(argv_log))
+    monkeypatch.setenv("FAKE_ROCPROFV3_STATE", str(tmp_path / "rocprofv3-invocations"))
+
+    def mode(value: str) -> None:
+        monkeypatch.setenv("FAKE_ROCPROFV3_MODE", value)
+
+    mode.argv_log = argv_log
+    mode.bin_dir = bin_dir
+    return mode
+
+
+def marker_program(tmp_path: Path, exit_code: int = 0) -> list[str]:
+    """A real program: appends its pid to ran.txt, so a test can see it ran (and how often)."""
+    marker = tmp_path / "ran.txt"
+    return [sys.executable, "-c", f"import os,sys; open({str(marker)!r},'a').write(f'{{os.getpid()}}\\n'); sys.exit({exit_code})"]
+
+
+def recorded_argvs(fake) -> list[list[str]]:
+    return [json.loads(line) for line in fake.argv_log.read_text().splitlines()]
+
+
+def test_available_with_rocprofv3_and_a_gpu_agent(fake_tools):
+    backend = RocmBackend()
+    ok, why = backend.available()
+    assert ok, why
+    assert backend.describe() == "AMD Instinct MI300X (gfx942) x2"
+    assert backend.target_arch() == "gfx942"
+    assert RocmBackend(arch="gfx90a").target_arch() == "gfx90a"
+
+
+def test_not_available_says_what_is_missing(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "rocminfo").symlink_to(DOUBLES / "fake_rocminfo")
+    (bin_dir / "python3").symlink_to(sys.executable)  # the doubles' interpreter; nothing else on PATH
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.delenv("ROCM_PATH", raising=False)
+    monkeypatch.setenv("FAKE_ROCMINFO_MODE", "none")
+    ok, why = RocmBackend().available()
+    assert not ok
+    assert "rocprofv3 not found" in why
+    assert "no AMD GPU agent" in why and "ROCk module is NOT loaded" in why
+    with pytest.raises(RocmPerfError, match="rocm backend cannot run here: rocprofv3 not found"):
+        select_backend("rocm")
+
+
+def test_auto_selection_picks_rocm_when_it_can_run(fake_tools):
+    assert select_backend("auto").name == "rocm"
+
+
+def test_profile_writes_hostname_pid_layout_and_follows_the_contract(fake_tools, tmp_path):
+    fake_tools("ok")
+    program = marker_program(tmp_path)
+    result = RocmBackend().profile(program + ["--size", "16"], tmp_path / "out", timeout=60)
+    pids = (tmp_path / "ran.txt").read_text().split()
+    assert len(pids) == 1, "the program runs exactly once"
+    (db,) = result.databases
+    assert db.name == f"{pids[0]}_results.db"
+    assert db.parent.name == socket.gethostname()
+    assert db.read_bytes() == (DATA / "rocpd_v3_multistream.db").read_bytes()
+    assert result.returncode == 0 and not result.timed_out
+    (argv,) = recorded_argvs(fake_tools)
+    split = argv.index("--")
+    options, app = argv[:split], argv[split + 1 :]
+    assert app == program + ["--size", "16"]
+    assert options[:4] == ["--kernel-trace", "--hip-runtime-trace", "--output-format", "rocpd"]
+    assert options[options.index("-o") + 1] == "%hostname%/%pid%"
+    assert Path(options[options.index("-d") + 1]).is_relative_to(tmp_path / "out")
+
+
+def test_profiled_database_loads_as_a_trace(fake_tools, tmp_path):
+    from rocm_perf.trace.load import load_trace
+
+    result = RocmBackend().profile(marker_program(tmp_path), tmp_path / "out", timeout=60)
+    trace = load_trace(result.databases[0])
+    assert len(trace) > 0 and trace.metadata["format"] == "rocpd-v3"
+
+
+def test_several_processes_give_several_databases(fake_tools, tmp_path):
+    fake_tools("processes:3")
+    result = RocmBackend().profile(marker_program(tmp_path), tmp_path / "out", timeout=60)
+    pids = sorted((tmp_path / "ran.txt").read_text().split())
+    assert len(pids) == 3
+    assert sorted(db.name for db in result.databases) == sorted(f"{pid}_results.db" for pid in pids)
+    assert {db.parent.name for db in result.databases} == {socket.gethostname()}
+
+
+def test_crash_is_retried_and_each_retry_logged(fake_tools, tmp_path):
+    fake_tools("crash-first:2")
+    result = RocmBackend(attempts=3, retry_wait_s=0.01).profile(marker_program(tmp_path), tmp_path / "out", timeout=60)
+    assert len(result.databases) == 1
+    assert "attempt-3" in str(result.databases[0])
+    assert len(recorded_argvs(fake_tools)) == 3
+    retries = [l for l in result.log.read_text().splitlines() if l.startswith("# retry")]
+    assert len(retries) == 2
+    assert all("SIGSEGV" in l for l in retries)
+    assert retries[0].startswith("# retry 2/3") and retries[1].startswith("# retry 3/3")
+
+
+def test_retries_are_bounded(fake_tools, tmp_path):
+    fake_tools("crash-first:10")
+    with pytest.raises(RocmPerfError, match=r"failed 3 times .*SIGSEGV"):
+        RocmBackend(attempts=3, retry_wait_s=0.01).profile(marker_program(tmp_path), tmp_path / "out", timeout=60)
+    assert len(recorded_argvs(fake_tools)) == 3
+
+
+@pytest.mark.parametrize("mode", ["busy-first:1", "no-output-first:1"])
+def test_busy_device_and_missing_output_are_retried(fake_tools, tmp_path, mode):
+    fake_tools(mode)
+    result = RocmBackend(attempts=2, retry_wait_s=0.01).profile(marker_program(tmp_path), tmp_path / "out", timeout=60)
+    assert len(result.databases) == 1
+    assert len(recorded_argvs(fake_tools)) == 2
+
+
+def test_timeout_is_an_error_and_not_retried(fake_tools, tmp_path):
+    fake_tools("hang")
+    with pytest.raises(RocmPerfError, match="timed out after 1 s"):
+        RocmBackend(attempts=3, retry_wait_s=0.01).profile(marker_program(tmp_path), tmp_path / "out", timeout=1)
+    assert len(recorded_argvs(fake_tools)) == 1
+
+
+def test_failure_without_database_shows_rocprofv3_last_lines(fake_tools, tmp_path):
+    fake_tools("fail")
+    with pytest.raises(RocmPerfError) as info:
+        RocmBackend(retry_wait_s=0.01).profile(marker_program(tmp_path), tmp_path / "out", timeout=60)
+    message = str(info.value)
+    assert "exited with status 1 and wrote no database" in message
+    assert "HSA_STATUS_ERROR_OUT_OF_RESOURCES" in message and "failed to initialize" in message
+    assert len(recorded_argvs(fake_tools)) == 1  # a plain failure is not transient
+
+
+def test_failing_program_with_a_database_returns_its_exit_code(fake_tools, tmp_path):
+    result = RocmBackend().profile(marker_program(tmp_path, exit_code=3), tmp_path / "out", timeout=60)
+    assert result.returncode == 3 and len(result.databases) == 1
+
+
+def test_signal_exit_codes():
+    assert died_on_signal(-11) == 11
+    assert died_on_signal(139) == 11
+    assert died_on_signal(1) is None and died_on_signal(0) is None
+
+
+def test_the_double_rejects_argv_outside_the_contract(fake_tools, tmp_path):
+    fake = str(DOUBLES / "fake_rocprofv3")
+    cases = [
+        [fake, "--kernel-trace", "-d", str(tmp_path), "true"],  # no `--`
+        [fake, "--kernel-trace", "--"],  # no application
+        [fake, "--kernel-tracing", "--", "true"],  # unknown option
+        [fake, "--kernel-trace", "--output-format", "sqlite", "--", "true"],  # unknown format
+        [fake, "--kernel-trace", "-d", "--", "true"],  # option without its value
+    ]
+    for argv in cases:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 2, argv
+        assert "contract violation" in done.stderr
+
+
+# ---- counters ---------------------------------------------------------------------------------
+
+SQ = [f"SQ_INSTS_VALU_{k}_F{b}" for k in ("ADD", "MUL", "FMA", "TRANS") for b in (16, 32, 64)][:10]
+TCC = ["TCC_HIT_sum", "TCC_MISS_sum", "TCC_EA0_RDREQ_sum", "TCC_EA0_WRREQ_sum", "TCC_EA0_RDREQ_32B_sum"]
+GRBM = ["GRBM_COUNT", "GRBM_GUI_ACTIVE", "GRBM_SPI_BUSY"]
+
+
+def test_passes_respect_every_block_limit():
+    counters = SQ + TCC + GRBM + ["SQ_INSTS_VALU_ADD_F16"]  # one duplicate
+    passes = plan_passes(counters)
+    flat = [c for p in passes for c in p]
+    assert sorted(flat) == sorted(set(counters)) and len(flat) == len(set(flat))
+    for p in passes:
+        for block in {counter_block(c) for c in p}:
+            assert sum(counter_block(c) == block for c in p) <= BLOCK_LIMITS[block]
+    assert len(passes) == 2  # 10 SQ > 8, 5 TCC > 4, 3 GRBM > 2: two passes suffice
+    assert passes[0] == SQ[:8] + TCC[:4] + GRBM[:2]
+
+
+def test_counters_run_in_passes_and_come_back(fake_tools, tmp_path):
+    counters = SQ + TCC + GRBM
+    collection = collect_counters(marker_program(tmp_path), counters, tmp_path / "out", timeout=60, retry_wait_s=0.01)
+    assert len(collection.passes) == 2
+    assert collection.missing() == []
+    assert len((tmp_path / "ran.txt").read_text().split()) == 2  # the program is replayed per pass
+    (argv,) = recorded_argvs(fake_tools)
+    input_file = Path(argv[argv.index("-i") + 1])
+    assert input_file.read_text().splitlines() == [f"pmc: {' '.join(p)}" for p in collection.passes]
+    totals = collection.per_kernel()
+    # The double reports 1000 * Dispatch_Id + len(name) for each of the fixture's 4 dispatches.
+    subtract = "subtract_kernel(float*, float const*, float const*, int, int)"
+    assert totals[subtract]["GRBM_COUNT"] == 2000 + len("GRBM_COUNT")
+    assert len(totals) == 4 and all(len(v) == len(counters) for v in totals.values())
+    assert {s.pass_index for s in collection.samples} == {1, 2}
+
+
+def test_the_double_refuses_a_pmc_set_over_one_pass(fake_tools, tmp_path):
+    done = subprocess.run(
+        [str(DOUBLES / "fake_rocprofv3"), "--pmc", *SQ, "-d", str(tmp_path), "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 1 and "do not fit in one pass" in done.stderr
+
+
+# ---- build (real hipcc) -----------------------------------------------------------------------
+
+
+def test_build_with_hipcc_for_the_agent_arch(hipcc, tmp_path):
+    program = RocmBackend(arch="gfx90a").build(DATA / "compile" / "resources.cu", tmp_path, ["-DUNUSED=1"])
+    assert program.executable.is_file() and os.access(program.executable, os.X_OK)
+    assert program.backend == "rocm"
+    assert program.flags == ["-O3", "--offload-arch=gfx90a", "-DUNUSED=1"]
+    assert "--offload-arch=gfx90a" in program.build_log.read_text()
+
+
+def test_build_error_shows_the_compiler_errors(hipcc, tmp_path):
+    with pytest.raises(RocmPerfError, match="undeclared_value"):
+        RocmBackend(arch="gfx90a").build(DATA / "compile" / "broken.cu", tmp_path)
