@@ -1,0 +1,2 @@
+#pragma once
+#include "rocm_perf_host/runtime.h"

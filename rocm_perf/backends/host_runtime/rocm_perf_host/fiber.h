@@ -1,0 +1,162 @@
+// Fibers for __syncthreads(): every GPU thread of a block that reaches a barrier runs on its own
+// small stack, and the block's OS thread switches between them round-robin.
+//
+// glibc's swapcontext makes a system call per switch (sigprocmask), about 400 ns: far too slow
+// for a tiled matmul. On x86-64 we switch with a few instructions of our own (save the
+// callee-saved registers, the stack pointer and the SSE/x87 control words); elsewhere ucontext.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define ROCM_PERF_HAVE_VALGRIND 1
+#endif
+
+#if !defined(__x86_64__) || defined(ROCM_PERF_FORCE_UCONTEXT)
+#include <ucontext.h>
+#define ROCM_PERF_UCONTEXT 1
+#endif
+
+namespace rocm_perf_host {
+
+#ifndef ROCM_PERF_UCONTEXT
+// switch_stack(&save_sp, next_sp): push callee-saved state, store sp, load next_sp, pop, ret.
+// A weak symbol so that several translation units may include this header.
+extern "C" void rocm_perf_switch_stack(void** save_sp, void* next_sp);
+extern "C" void rocm_perf_fiber_trampoline();
+asm(R"(
+    .text
+    .weak rocm_perf_switch_stack
+    .type rocm_perf_switch_stack, @function
+rocm_perf_switch_stack:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size rocm_perf_switch_stack, .-rocm_perf_switch_stack
+
+    .weak rocm_perf_fiber_trampoline
+    .type rocm_perf_fiber_trampoline, @function
+rocm_perf_fiber_trampoline:
+    movq %r12, %rdi
+    callq *%r13
+    ud2
+    .size rocm_perf_fiber_trampoline, .-rocm_perf_fiber_trampoline
+)");
+#endif
+
+// A saved execution context. Contexts are symmetric: the OS thread's own stack is one too,
+// so a GPU thread that first ran on the OS stack can be suspended at a barrier like any fiber.
+struct Context {
+#ifdef ROCM_PERF_UCONTEXT
+    ucontext_t uc;
+#else
+    void* sp = nullptr;
+#endif
+};
+
+// Save the running context into `save` and resume `next`.
+inline void switch_context(Context& save, Context& next) {
+#ifdef ROCM_PERF_UCONTEXT
+    swapcontext(&save.uc, &next.uc);
+#else
+    rocm_perf_switch_stack(&save.sp, next.sp);
+#endif
+}
+
+// A fiber stack. `start(ctx, entry, arg)` makes `ctx` begin `entry(arg)` on this stack at its
+// next switch; `entry` must never return (it switches away for the last time instead).
+struct FiberStack {
+    static constexpr std::size_t kBytes = 128 * 1024;  // virtual; pages are committed on use
+    char* base = nullptr;
+    unsigned valgrind_id = 0;
+
+    FiberStack() = default;
+    FiberStack(const FiberStack&) = delete;
+    FiberStack& operator=(const FiberStack&) = delete;
+
+    void allocate() {
+        if (base) return;
+        void* mem = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (mem == MAP_FAILED) {
+            std::fprintf(stderr, "rocm-perf host runtime: cannot map a fiber stack\n");
+            std::abort();
+        }
+        base = static_cast<char*>(mem);
+        // A guard page at the bottom turns a stack overflow into a crash instead of corruption.
+        mprotect(base, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE);
+#ifdef ROCM_PERF_HAVE_VALGRIND
+        valgrind_id = VALGRIND_STACK_REGISTER(base, base + kBytes);
+#endif
+    }
+
+    ~FiberStack() {
+        if (!base) return;
+#ifdef ROCM_PERF_HAVE_VALGRIND
+        VALGRIND_STACK_DEREGISTER(valgrind_id);
+#endif
+        munmap(base, kBytes);
+    }
+
+    void start(Context& ctx, void (*entry)(void*), void* arg) {
+        allocate();
+#ifdef ROCM_PERF_UCONTEXT
+        getcontext(&ctx.uc);
+        ctx.uc.uc_stack.ss_sp = base;
+        ctx.uc.uc_stack.ss_size = kBytes;
+        ctx.uc.uc_link = nullptr;
+        // makecontext passes ints: split the pointers into halves.
+        auto e = reinterpret_cast<std::uintptr_t>(entry);
+        auto a = reinterpret_cast<std::uintptr_t>(arg);
+        makecontext(&ctx.uc, reinterpret_cast<void (*)()>(&ucontext_entry), 4, unsigned(e >> 32), unsigned(e),
+                    unsigned(a >> 32), unsigned(a));
+#else
+        auto top = reinterpret_cast<std::uintptr_t>(base + kBytes) & ~std::uintptr_t(15);
+        auto* ret_slot = reinterpret_cast<std::uint64_t*>(top - 24);  // `ret` leaves sp 16-byte aligned
+        ret_slot[0] = reinterpret_cast<std::uint64_t>(&rocm_perf_fiber_trampoline);
+        std::uint64_t* regs = ret_slot - 6;  // r15 r14 r13 r12 rbx rbp, in pop order
+        regs[0] = 0;
+        regs[1] = 0;
+        regs[2] = reinterpret_cast<std::uint64_t>(entry);  // r13: the trampoline calls it
+        regs[3] = reinterpret_cast<std::uint64_t>(arg);    // r12: its argument
+        regs[4] = 0;
+        regs[5] = 0;
+        auto* control = reinterpret_cast<std::uint32_t*>(regs - 1);
+        control[0] = 0x1F80;  // MXCSR default: exceptions masked, round to nearest
+        control[1] = 0x037F;  // x87 control word default
+        ctx.sp = regs - 1;
+#endif
+    }
+
+#ifdef ROCM_PERF_UCONTEXT
+    static void ucontext_entry(unsigned eh, unsigned el, unsigned ah, unsigned al) {
+        auto entry = reinterpret_cast<void (*)(void*)>((std::uintptr_t(eh) << 32) | el);
+        entry(reinterpret_cast<void*>((std::uintptr_t(ah) << 32) | al));
+    }
+#endif
+};
+
+}  // namespace rocm_perf_host

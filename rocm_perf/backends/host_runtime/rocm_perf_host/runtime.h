@@ -1,0 +1,892 @@
+// The host side of HIP on the CPU: kernel launches over a block worker pool, barriers through
+// fibers, streams that really run concurrently (a worker thread per stream), events, memory,
+// and the tracer that writes a raw log at exit (ROCM_PERF_HOST_LOG) for rocm-perf to turn
+// into a rocpd database.
+//
+// Environment:
+//   ROCM_PERF_HOST_THREADS  OS threads that run the blocks of one launch (default: all cores)
+//   ROCM_PERF_HOST_SERIAL   1: every launch and async call completes before it returns
+//   ROCM_PERF_HOST_LOG      where to write the raw trace log at exit ("%pid%" is replaced)
+// Compile with -DROCM_PERF_NO_TRACE for an untraced build (tracer overhead measurements).
+#pragma once
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "rocm_perf_host/device.h"
+#include "rocm_perf_host/fiber.h"
+
+// ---- API types ------------------------------------------------------------------------------
+enum hipError_t {
+    hipSuccess = 0,
+    hipErrorInvalidValue = 1,
+    hipErrorOutOfMemory = 2,
+    hipErrorMemoryAllocation = 2,
+    hipErrorNotInitialized = 3,
+    hipErrorInvalidConfiguration = 9,
+    hipErrorInvalidDevice = 101,
+    hipErrorInvalidResourceHandle = 400,
+    hipErrorNotReady = 600,
+    hipErrorLaunchFailure = 719,
+    hipErrorNotSupported = 801,
+    hipErrorUnknown = 999,
+};
+typedef hipError_t cudaError_t;
+
+enum hipMemcpyKind {
+    hipMemcpyHostToHost = 0,
+    hipMemcpyHostToDevice = 1,
+    hipMemcpyDeviceToHost = 2,
+    hipMemcpyDeviceToDevice = 3,
+    hipMemcpyDefault = 4,
+};
+
+enum hipDeviceAttribute_t {
+    hipDeviceAttributeMaxThreadsPerBlock,
+    hipDeviceAttributeWarpSize,
+    hipDeviceAttributeMaxSharedMemoryPerBlock,
+    hipDeviceAttributeMultiprocessorCount,
+    hipDeviceAttributeClockRate,
+    hipDeviceAttributeComputeCapabilityMajor,
+    hipDeviceAttributeComputeCapabilityMinor,
+    hipDeviceAttributeMaxBlockDimX,
+    hipDeviceAttributeMaxGridDimX,
+};
+
+struct hipDeviceProp_t {
+    char name[256];
+    std::size_t totalGlobalMem;
+    std::size_t sharedMemPerBlock;
+    int regsPerBlock;
+    int warpSize;
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    int clockRate;
+    int memoryClockRate;
+    int memoryBusWidth;
+    std::size_t totalConstMem;
+    int major;
+    int minor;
+    int multiProcessorCount;
+    int l2CacheSize;
+    int maxThreadsPerMultiProcessor;
+    int computeMode;
+    int concurrentKernels;
+    int pciDomainID;
+    int pciBusID;
+    int pciDeviceID;
+    std::size_t maxSharedMemoryPerMultiProcessor;
+    int isMultiGpuBoard;
+    int canMapHostMemory;
+    int gcnArch;
+    char gcnArchName[256];
+    int integrated;
+    int managedMemory;
+    int ECCEnabled;
+    int asyncEngineCount;
+    int cooperativeLaunch;
+};
+
+#define hipStreamDefault 0x0
+#define hipStreamNonBlocking 0x1
+#define hipEventDefault 0x0
+#define hipEventBlockingSync 0x1
+#define hipEventDisableTiming 0x2
+#define hipHostMallocDefault 0x0
+#define hipHostMallocPortable 0x1
+#define hipHostMallocMapped 0x2
+#define hipHostMallocWriteCombined 0x4
+#define hipMemAttachGlobal 0x1
+
+struct ihipStream_t;
+struct ihipEvent_t;
+typedef ihipStream_t* hipStream_t;
+typedef ihipEvent_t* hipEvent_t;
+
+#define HIP_KERNEL_NAME(...) __VA_ARGS__
+#define HIP_SYMBOL(X) X
+#define HIP_DYNAMIC_SHARED(type, var) type* var = reinterpret_cast<type*>(::rocm_perf_host::dynamic_shared());
+#define HIP_DYNAMIC_SHARED_ATTRIBUTE
+
+namespace rocm_perf_host {
+
+inline std::int64_t now_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+inline long os_thread_id() { return static_cast<long>(syscall(SYS_gettid)); }
+
+inline int env_int(const char* name, int fallback) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return fallback;
+    return std::atoi(v);
+}
+
+[[noreturn]] inline void fatal(const char* what) {
+    std::fprintf(stderr, "rocm-perf host runtime: %s\n", what);
+    std::fflush(stderr);
+    std::abort();
+}
+
+// ---- digests of device-to-host copies -----------------------------------------------------
+// A fast 64-bit mix over 8-byte words in four lanes; equal bytes give equal digests, and a
+// changed byte changes the digest with overwhelming probability. Not cryptographic.
+inline std::string digest_bytes(const void* data, std::size_t n) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    const std::uint64_t k1 = 0x9E3779B97F4A7C15ull, k2 = 0xC2B2AE3D27D4EB4Full;
+    std::uint64_t lane[4] = {k1, k2, k1 ^ n, k2 + n};
+    auto rotl = [](std::uint64_t v, int r) { return (v << r) | (v >> (64 - r)); };
+    std::size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        for (int j = 0; j < 4; ++j) {
+            std::uint64_t w;
+            std::memcpy(&w, p + i + 8 * j, 8);
+            lane[j] = rotl((lane[j] ^ w) * k1, 29) * k2;
+        }
+    }
+    std::uint64_t tail[4] = {0, 0, 0, 0};
+    std::memcpy(tail, p + i, n - i);
+    for (int j = 0; j < 4; ++j) lane[j] = rotl((lane[j] ^ tail[j]) * k1, 29) * k2;
+    std::uint64_t h = n;
+    for (int j = 0; j < 4; ++j) h = rotl(h ^ lane[j], 27) * k1 + k2;
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 33;
+    char out[48];
+    std::snprintf(out, sizeof out, "%016llx:%zu", static_cast<unsigned long long>(h), n);
+    return out;
+}
+
+// ---- the tracer -----------------------------------------------------------------------------
+struct KernelRecord {
+    std::string mangled;
+    std::string demangled;
+    std::string naming;  // how the mangled name was found: "symbol", "signature" or "source"
+};
+
+struct DispatchRecord {
+    std::int64_t corr;
+    int kernel;
+    int stream_id;
+    dim3 grid, block;
+    std::size_t shmem;
+    std::int64_t start, end;
+    long tid;
+};
+
+struct ApiRecord {
+    std::int64_t corr;
+    const char* name;
+    std::int64_t start, end;
+    long tid;
+    std::vector<std::pair<const char*, std::string>> args;
+    std::shared_ptr<std::string> digest_slot;  // device-to-host copies: filled when the copy runs
+};
+
+inline std::string hex_pointer(const void* p) {
+    char out[32];
+    std::snprintf(out, sizeof out, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)));
+    return out;
+}
+
+inline std::string dims_text(dim3 d) {
+    return "{" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + "}";
+}
+
+struct Tracer {
+#ifdef ROCM_PERF_NO_TRACE
+    static constexpr bool enabled = false;
+#else
+    static constexpr bool enabled = true;
+#endif
+    std::mutex m;
+    std::atomic<std::int64_t> next_corr{1};
+    std::vector<KernelRecord> kernels;
+    std::map<const void*, int> kernel_by_address;
+    std::vector<DispatchRecord> dispatches;
+    std::vector<ApiRecord> api;
+
+    std::int64_t new_corr() { return next_corr.fetch_add(1, std::memory_order_relaxed); }
+
+    // Returns the record's index; the caller may fill the digest later through it.
+    std::size_t add_api(ApiRecord&& r) {
+        std::lock_guard<std::mutex> lock(m);
+        api.push_back(std::move(r));
+        return api.size() - 1;
+    }
+
+    void add_dispatch(const DispatchRecord& r) {
+        std::lock_guard<std::mutex> lock(m);
+        dispatches.push_back(r);
+    }
+
+    void write_log(const char* path_template, int threads, bool serial);
+};
+
+inline Tracer& tracer() {
+    static Tracer* t = new Tracer;  // never destroyed: worker threads may outlive static destructors
+    return *t;
+}
+
+// Records one API call from construction to destruction (its start and end).
+struct ApiScope {
+    ApiRecord record;
+    std::size_t* index_out = nullptr;
+    explicit ApiScope(const char* name, std::int64_t corr = 0) {
+        record.corr = corr ? corr : (Tracer::enabled ? tracer().new_corr() : 0);
+        record.name = name;
+        record.start = Tracer::enabled ? now_ns() : 0;
+        record.tid = 0;
+        record.end = 0;
+    }
+    void arg(const char* name, std::string value) {
+        if (Tracer::enabled) record.args.emplace_back(name, std::move(value));
+    }
+    std::size_t finish() {
+        if (!Tracer::enabled) return 0;
+        record.end = now_ns();
+        record.tid = os_thread_id();
+        return tracer().add_api(std::move(record));
+    }
+};
+
+// ---- kernel identity: the name the compiler mangles ---------------------------------------
+struct KernelIdentity {
+    const void* address;
+    const char* signature;  // typeid of the function type, e.g. "FvPfPKfiE"
+};
+
+// The kernel named in a launch must be one function: a plain kernel or a template kernel with
+// its template arguments written out (`kern<float, 4>`), as with HIP_KERNEL_NAME.
+template <class... P>
+inline KernelIdentity launched_kernel_must_name_one_function_with_explicit_template_arguments(void (*f)(P...)) {
+    return KernelIdentity{reinterpret_cast<const void*>(f), typeid(void(P...)).name()};
+}
+
+inline bool is_identifier(const char* s) {
+    if (!s || !*s || !(std::isalpha(static_cast<unsigned char>(*s)) || *s == '_')) return false;
+    for (; *s; ++s)
+        if (!(std::isalnum(static_cast<unsigned char>(*s)) || *s == '_')) return false;
+    return true;
+}
+
+inline std::string demangle(const std::string& mangled) {
+    int status = 0;
+    char* text = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+    if (status != 0 || !text) return mangled;
+    std::string out(text);
+    std::free(text);
+    return out;
+}
+
+// The device compiler names a kernel with the Itanium mangling of its declaration, which the
+// host compiler shares. Prefer the symbol itself (dladdr; needs -rdynamic and external
+// linkage); else for a plain global function build `_Z<len><name><params>` from the function
+// type's own mangling; else keep the name as the source wrote it.
+inline KernelRecord name_kernel(KernelIdentity id, const char* source_name) {
+    KernelRecord r;
+    Dl_info info;
+    std::string last_component = source_name ? source_name : "";
+    if (auto angle = last_component.find('<'); angle != std::string::npos) last_component.resize(angle);
+    if (auto colon = last_component.rfind("::"); colon != std::string::npos) last_component.erase(0, colon + 2);
+    if (dladdr(id.address, &info) && info.dli_sname && info.dli_saddr == id.address &&
+        std::strncmp(info.dli_sname, "_Z", 2) == 0) {
+        std::string demangled = demangle(info.dli_sname);
+        // Identical kernels may be folded into one symbol: keep it only if it is this kernel.
+        if (demangled.find(last_component) != std::string::npos) {
+            r.mangled = info.dli_sname;
+            r.demangled = demangled;
+            r.naming = "symbol";
+            return r;
+        }
+    }
+    std::string sig = id.signature ? id.signature : "";
+    if (is_identifier(source_name) && sig.size() >= 3 && sig.compare(0, 2, "Fv") == 0 && sig.back() == 'E') {
+        r.mangled = "_Z" + std::to_string(std::strlen(source_name)) + source_name + sig.substr(2, sig.size() - 3);
+        r.demangled = demangle(r.mangled);
+        r.naming = "signature";
+        return r;
+    }
+    r.mangled = source_name ? source_name : "<kernel>";
+    r.demangled = r.mangled;
+    r.naming = "source";
+    return r;
+}
+
+// ---- launches and blocks ------------------------------------------------------------------
+struct Launch {
+    dim3 grid, block;
+    std::size_t shmem = 0;
+    unsigned threads_per_block = 1;
+    std::uint64_t total_blocks = 0;
+    std::uint64_t chunk = 1;
+    std::atomic<std::uint64_t> next_block{0};
+    std::atomic<std::uint64_t> done_blocks{0};
+    void (*run_thread)(Launch*) = nullptr;                // one GPU thread; threadIdx already set
+    void (*run_threads_from)(Launch*, unsigned) = nullptr;  // threads first..n-1 of the block
+    void (*destroy)(Launch*) = nullptr;
+};
+
+template <class Body, class... Args>
+struct LaunchOf final : Launch {
+    Body body;
+    std::tuple<Args...> args;
+
+    template <class... A>
+    LaunchOf(Body b, A&&... a) : body(b), args(std::forward<A>(a)...) {
+        run_thread = &LaunchOf::one;
+        run_threads_from = &LaunchOf::from;
+        destroy = &LaunchOf::free;
+    }
+    static void one(Launch* self) {
+        auto* l = static_cast<LaunchOf*>(self);
+        std::apply(l->body, l->args);
+    }
+    // The barrier-free path: a plain loop the compiler can inline the kernel into.
+    static void from(Launch* self, unsigned first) {
+        auto* l = static_cast<LaunchOf*>(self);
+        const unsigned bx = l->block.x, by = l->block.y, n = l->threads_per_block;
+        unsigned x = first % bx, y = (first / bx) % by, z = first / (bx * by);
+        for (unsigned t = first; t < n; ++t) {
+            threadIdx.x = x;
+            threadIdx.y = y;
+            threadIdx.z = z;
+            std::apply(l->body, l->args);
+            if (++x == bx) {
+                x = 0;
+                if (++y == by) {
+                    y = 0;
+                    ++z;
+                }
+            }
+        }
+    }
+    static void free(Launch* self) { delete static_cast<LaunchOf*>(self); }
+};
+
+// What the OS thread that runs a block knows about it. All fibers of a block live on one OS
+// thread, so this is thread_local.
+enum class BlockMode { Plain, Probe, Fibers };
+
+struct BlockState {
+    BlockMode mode = BlockMode::Plain;
+    Launch* launch = nullptr;
+    unsigned current = 0;  // the GPU thread running now (fiber mode)
+    unsigned first_pass_start = 0;
+    std::vector<Context> contexts;  // one per GPU thread; thread 0's is the OS stack
+    std::vector<unsigned char> finished;
+    std::vector<std::unique_ptr<FiberStack>> stacks;  // stacks[0] runs the scheduler
+    Context scheduler;
+    std::vector<unsigned char> shared_storage;
+    unsigned char* dynamic_shared = nullptr;
+};
+
+inline thread_local BlockState block_state;
+
+inline void* dynamic_shared() { return block_state.dynamic_shared; }
+
+inline void set_thread_index(unsigned linear) {
+    const unsigned bx = blockDim.x, by = blockDim.y;
+    threadIdx.x = linear % bx;
+    threadIdx.y = (linear / bx) % by;
+    threadIdx.z = linear / (bx * by);
+}
+
+inline void fiber_thread_entry(void* arg) {
+    auto& s = block_state;
+    unsigned me = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg));
+    s.launch->run_thread(s.launch);
+    s.finished[me] = 1;
+    switch_context(s.contexts[me], s.scheduler);
+    fatal("a finished GPU thread was resumed");
+}
+
+// Round-robin from barrier to barrier: each pass runs every unfinished GPU thread until it
+// reaches the next barrier or returns. The first pass skips thread 0, already at the barrier.
+inline void scheduler_entry(void*) {
+    auto& s = block_state;
+    const unsigned n = s.launch->threads_per_block;
+    unsigned first = s.first_pass_start;
+    for (;;) {
+        bool any = false;
+        for (unsigned t = first; t < n; ++t) {
+            if (s.finished[t]) continue;
+            any = true;
+            s.current = t;
+            set_thread_index(t);
+            switch_context(s.scheduler, s.contexts[t]);
+        }
+        first = 0;
+        if (!any) break;
+    }
+    switch_context(s.scheduler, s.contexts[0]);  // thread 0's OS stack, after it finished
+    fatal("the block scheduler was resumed after its block finished");
+}
+
+inline void barrier() {
+    auto& s = block_state;
+    if (s.mode == BlockMode::Fibers) {
+        switch_context(s.contexts[s.current], s.scheduler);
+        return;
+    }
+    if (s.mode == BlockMode::Plain)
+        fatal("__syncthreads() reached by some threads of a block but not by its thread 0 "
+              "(a barrier must be reached by all threads of a block or none)");
+    // Probe: thread 0 reached a barrier; every thread of this block becomes a fiber.
+    const unsigned n = s.launch->threads_per_block;
+    s.mode = BlockMode::Fibers;
+    s.current = 0;
+    s.first_pass_start = 1;
+    if (s.contexts.size() < n) s.contexts.resize(n);
+    s.finished.assign(n, 0);
+    while (s.stacks.size() < n) s.stacks.push_back(std::make_unique<FiberStack>());
+    s.stacks[0]->start(s.scheduler, &scheduler_entry, nullptr);
+    for (unsigned t = 1; t < n; ++t)
+        s.stacks[t]->start(s.contexts[t], &fiber_thread_entry, reinterpret_cast<void*>(std::uintptr_t(t)));
+    switch_context(s.contexts[0], s.scheduler);
+}
+
+inline void run_block(Launch& l, std::uint64_t linear_block) {
+    auto& s = block_state;
+    blockIdx.x = static_cast<unsigned>(linear_block % l.grid.x);
+    blockIdx.y = static_cast<unsigned>((linear_block / l.grid.x) % l.grid.y);
+    blockIdx.z = static_cast<unsigned>(linear_block / (std::uint64_t(l.grid.x) * l.grid.y));
+    s.launch = &l;
+    // Thread 0 runs first, on this OS stack. A kernel that never reaches a barrier costs no
+    // fiber at all; one that does turns its block into fibers at that first barrier.
+    s.mode = BlockMode::Probe;
+    threadIdx.x = threadIdx.y = threadIdx.z = 0;
+    l.run_thread(&l);
+    if (s.mode == BlockMode::Fibers) {
+        s.finished[0] = 1;
+        switch_context(s.contexts[0], s.scheduler);  // returns when every thread has finished
+    } else {
+        s.mode = BlockMode::Plain;
+        l.run_threads_from(&l, 1);
+    }
+    s.mode = BlockMode::Plain;
+}
+
+// Blocks of active launches, taken in chunks by the launching stream's worker and by helpers.
+struct BlockPool {
+    std::mutex m;
+    std::condition_variable work;
+    std::condition_variable finished;
+    std::deque<Launch*> active;
+    unsigned helpers = 0;
+
+    void start(unsigned helper_count) {
+        helpers = helper_count;
+        for (unsigned i = 0; i < helper_count; ++i) std::thread([this] { helper_loop(); }).detach();
+    }
+
+    // Runs chunks of `l` until none is left; returns true if this call finished the last block.
+    bool work_on(Launch& l) {
+        gridDim.x = l.grid.x, gridDim.y = l.grid.y, gridDim.z = l.grid.z;
+        blockDim.x = l.block.x, blockDim.y = l.block.y, blockDim.z = l.block.z;
+        auto& s = block_state;
+        if (s.shared_storage.size() < l.shmem + 64) s.shared_storage.resize(l.shmem + 64);
+        auto raw = reinterpret_cast<std::uintptr_t>(s.shared_storage.data());
+        s.dynamic_shared = reinterpret_cast<unsigned char*>((raw + 63) & ~std::uintptr_t(63));
+        bool last = false;
+        for (;;) {
+            std::uint64_t first = l.next_block.fetch_add(l.chunk, std::memory_order_relaxed);
+            if (first >= l.total_blocks) break;
+            std::uint64_t end = std::min(first + l.chunk, l.total_blocks);
+            for (std::uint64_t b = first; b < end; ++b) run_block(l, b);
+            if (l.done_blocks.fetch_add(end - first, std::memory_order_acq_rel) + (end - first) == l.total_blocks)
+                last = true;
+        }
+        return last;
+    }
+
+    void run(Launch& l) {
+        if (helpers > 0) {
+            std::lock_guard<std::mutex> lock(m);
+            active.push_back(&l);
+            work.notify_all();
+        }
+        work_on(l);
+        if (helpers == 0) return;
+        std::unique_lock<std::mutex> lock(m);
+        for (auto it = active.begin(); it != active.end(); ++it)
+            if (*it == &l) {
+                active.erase(it);
+                break;
+            }
+        finished.wait(lock, [&] { return l.done_blocks.load(std::memory_order_acquire) == l.total_blocks; });
+    }
+
+    void helper_loop() {
+        for (;;) {
+            Launch* l = nullptr;
+            {
+                std::unique_lock<std::mutex> lock(m);
+                work.wait(lock, [&] {
+                    for (Launch* a : active)
+                        if (a->next_block.load(std::memory_order_relaxed) < a->total_blocks) return true;
+                    return false;
+                });
+                for (Launch* a : active)
+                    if (a->next_block.load(std::memory_order_relaxed) < a->total_blocks) {
+                        l = a;
+                        break;
+                    }
+            }
+            if (work_on(*l)) {
+                std::lock_guard<std::mutex> lock(m);
+                finished.notify_all();
+            }
+        }
+    }
+};
+
+// ---- streams and events ------------------------------------------------------------------
+struct Runtime;
+Runtime& runtime();
+
+}  // namespace rocm_perf_host
+
+struct ihipStream_t {
+    int id = 0;           // 0 = the null stream; then 1, 2, ... in creation order
+    bool blocking = true;  // synchronizes with the null stream (legacy semantics)
+    std::deque<std::function<void()>> queue;
+    std::uint64_t submitted = 0;  // guarded by the runtime's mutex
+    std::uint64_t completed = 0;
+    std::condition_variable has_work;
+    bool destroyed = false;
+};
+
+struct ihipEvent_t {
+    std::uint64_t recorded = 0;  // generation of the last hipEventRecord (runtime mutex)
+    std::uint64_t reached = 0;   // generation the stream has executed
+    std::int64_t time_ns = 0;
+    unsigned flags = 0;
+};
+
+namespace rocm_perf_host {
+
+struct Runtime {
+    std::mutex m;
+    std::condition_variable progress;  // any stream completed a command or an event was reached
+    std::vector<ihipStream_t*> streams;  // [0] is the null stream
+    ihipStream_t* null_stream = nullptr;    BlockPool pool;
+    unsigned threads = 1;
+    bool serial = false;
+    hipError_t last_error = hipSuccess;
+    std::map<std::uintptr_t, std::size_t> device_allocations;
+
+    Runtime() {
+        unsigned cores = std::thread::hardware_concurrency();
+        int requested = env_int("ROCM_PERF_HOST_THREADS", 0);
+        threads = requested > 0 ? unsigned(requested) : (cores ? cores : 1);
+        serial = env_int("ROCM_PERF_HOST_SERIAL", 0) != 0;
+        pool.start(threads - 1);
+        null_stream = create_stream(true);
+    }
+
+    ihipStream_t* create_stream(bool blocking) {
+        auto* s = new ihipStream_t;
+        {
+            std::lock_guard<std::mutex> lock(m);
+            s->id = static_cast<int>(streams.size());
+            s->blocking = blocking;
+            streams.push_back(s);
+        }
+        std::thread([this, s] { worker(s); }).detach();
+        return s;
+    }
+
+    ihipStream_t* resolve(hipStream_t s) { return s ? s : null_stream; }
+
+    void worker(ihipStream_t* s) {
+        std::unique_lock<std::mutex> lock(m);
+        for (;;) {
+            s->has_work.wait(lock, [&] { return !s->queue.empty() || s->destroyed; });
+            if (s->queue.empty()) return;
+            auto command = std::move(s->queue.front());
+            s->queue.pop_front();
+            lock.unlock();
+            command();
+            lock.lock();
+            ++s->completed;
+            progress.notify_all();
+        }
+    }
+
+    // Queue `command` on `s` behind what the null-stream rules order it after; returns its
+    // ticket (the stream's `completed` count once it has run).
+    std::uint64_t enqueue(ihipStream_t* s, std::function<void()> command) {
+        std::vector<std::pair<ihipStream_t*, std::uint64_t>> waits;
+        std::uint64_t ticket;
+        {
+            std::lock_guard<std::mutex> lock(m);
+            if (s->id == 0) {
+                for (auto* other : streams)
+                    if (other != s && other->blocking && other->submitted > other->completed)
+                        waits.emplace_back(other, other->submitted);
+            } else if (s->blocking) {
+                if (null_stream->submitted > null_stream->completed)
+                    waits.emplace_back(null_stream, null_stream->submitted);
+            }
+            if (!waits.empty()) {
+                s->queue.emplace_back([this, waits] {
+                    std::unique_lock<std::mutex> inner(m);
+                    progress.wait(inner, [&] {
+                        for (auto& w : waits)
+                            if (w.first->completed < w.second) return false;
+                        return true;
+                    });
+                });
+                ++s->submitted;
+            }
+            s->queue.push_back(std::move(command));
+            ticket = ++s->submitted;
+            s->has_work.notify_one();
+        }
+        if (serial) wait_stream(s, ticket);
+        return ticket;
+    }
+
+    void wait_stream(ihipStream_t* s, std::uint64_t ticket) {
+        std::unique_lock<std::mutex> lock(m);
+        progress.wait(lock, [&] { return s->completed >= ticket; });
+    }
+
+    void synchronize_stream(ihipStream_t* s) {
+        std::uint64_t ticket;
+        {
+            std::lock_guard<std::mutex> lock(m);
+            ticket = s->submitted;
+        }
+        wait_stream(s, ticket);
+        // A legacy null stream also waits for the blocking streams.
+        if (s->id == 0) synchronize_device();
+    }
+
+    void synchronize_device() {
+        std::unique_lock<std::mutex> lock(m);
+        std::vector<std::pair<ihipStream_t*, std::uint64_t>> tickets;
+        for (auto* s : streams) tickets.emplace_back(s, s->submitted);
+        progress.wait(lock, [&] {
+            for (auto& t : tickets)
+                if (t.first->completed < t.second) return false;
+            return true;
+        });
+    }
+
+    void wait_event(ihipEvent_t* e, std::uint64_t generation) {
+        std::unique_lock<std::mutex> lock(m);
+        progress.wait(lock, [&] { return e->reached >= generation; });
+    }
+
+    void reach_event(ihipEvent_t* e, std::uint64_t generation) {
+        std::lock_guard<std::mutex> lock(m);
+        e->time_ns = now_ns();
+        if (e->reached < generation) e->reached = generation;
+        progress.notify_all();
+    }
+
+    bool is_device_pointer(const void* p) {
+        std::lock_guard<std::mutex> lock(m);
+        auto a = reinterpret_cast<std::uintptr_t>(p);
+        auto it = device_allocations.upper_bound(a);
+        if (it == device_allocations.begin()) return false;
+        --it;
+        return a < it->first + it->second;
+    }
+
+    void set_error(hipError_t e) {
+        std::lock_guard<std::mutex> lock(m);
+        last_error = e;
+    }
+};
+
+inline void write_trace_at_exit() {
+    Runtime& r = runtime();
+    r.synchronize_device();
+    const char* path = std::getenv("ROCM_PERF_HOST_LOG");
+    if (path && *path && Tracer::enabled) tracer().write_log(path, static_cast<int>(r.threads), r.serial);
+}
+
+inline Runtime& runtime() {
+    static Runtime* r = [] {
+        auto* created = new Runtime;  // never destroyed: detached workers use it until exit
+        std::atexit(&write_trace_at_exit);
+        return created;
+    }();
+    return *r;
+}
+
+inline std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+// One JSON object per line: meta, kernel, dispatch, api (see backends/host_trace.py).
+inline void Tracer::write_log(const char* path_template, int threads, bool serial) {
+    std::string path = path_template;
+    if (auto at = path.find("%pid%"); at != std::string::npos) path.replace(at, 5, std::to_string(getpid()));
+    std::string tmp = path + ".tmp" + std::to_string(getpid());
+    FILE* f = std::fopen(tmp.c_str(), "w");
+    if (!f) {
+        std::fprintf(stderr, "rocm-perf host runtime: cannot write the trace log %s\n", path.c_str());
+        return;
+    }
+    std::lock_guard<std::mutex> lock(m);
+    std::fprintf(f, "{\"type\":\"meta\",\"version\":1,\"pid\":%d,\"threads\":%d,\"serial\":%s,\"warp_size\":%d}\n",
+                 static_cast<int>(getpid()), threads, serial ? "true" : "false", warpSize);
+    for (std::size_t i = 0; i < kernels.size(); ++i)
+        std::fprintf(f, "{\"type\":\"kernel\",\"id\":%zu,\"mangled\":%s,\"demangled\":%s,\"naming\":\"%s\"}\n", i,
+                     json_string(kernels[i].mangled).c_str(), json_string(kernels[i].demangled).c_str(),
+                     kernels[i].naming.c_str());
+    for (const auto& d : dispatches)
+        std::fprintf(f,
+                     "{\"type\":\"dispatch\",\"corr\":%lld,\"kernel\":%d,\"stream\":%d,\"grid\":[%u,%u,%u],"
+                     "\"block\":[%u,%u,%u],\"shmem\":%zu,\"start\":%lld,\"end\":%lld,\"tid\":%ld}\n",
+                     static_cast<long long>(d.corr), d.kernel, d.stream_id, d.grid.x, d.grid.y, d.grid.z, d.block.x,
+                     d.block.y, d.block.z, d.shmem, static_cast<long long>(d.start), static_cast<long long>(d.end),
+                     d.tid);
+    for (const auto& a : api) {
+        std::string args = "{";
+        for (std::size_t i = 0; i < a.args.size(); ++i) {
+            if (i) args += ",";
+            args += json_string(a.args[i].first) + ":" + json_string(a.args[i].second);
+        }
+        args += "}";
+        std::fprintf(f, "{\"type\":\"api\",\"corr\":%lld,\"name\":\"%s\",\"start\":%lld,\"end\":%lld,\"tid\":%ld,\"args\":%s",
+                     static_cast<long long>(a.corr), a.name, static_cast<long long>(a.start),
+                     static_cast<long long>(a.end), a.tid, args.c_str());
+        if (a.digest_slot && !a.digest_slot->empty()) std::fprintf(f, ",\"digest\":\"%s\"", a.digest_slot->c_str());
+        std::fprintf(f, "}\n");
+    }
+    std::fclose(f);
+    std::rename(tmp.c_str(), path.c_str());
+}
+
+// The kernel's index in the trace, and its demangled name.
+inline std::pair<int, std::string> kernel_index(KernelIdentity id, const char* source_name) {
+    Tracer& t = tracer();
+    {
+        std::lock_guard<std::mutex> lock(t.m);
+        auto it = t.kernel_by_address.find(id.address);
+        if (it != t.kernel_by_address.end()) return {it->second, t.kernels[std::size_t(it->second)].demangled};
+    }
+    KernelRecord record = name_kernel(id, source_name);
+    std::lock_guard<std::mutex> lock(t.m);
+    auto [it, inserted] = t.kernel_by_address.emplace(id.address, static_cast<int>(t.kernels.size()));
+    if (inserted) t.kernels.push_back(std::move(record));
+    return {it->second, t.kernels[std::size_t(it->second)].demangled};
+}
+
+template <class Body, class... Args>
+inline void launch_kernel(KernelIdentity id, const char* source_name, dim3 grid, dim3 block, std::size_t shmem,
+                          hipStream_t stream, Body body, Args&&... args) {
+    Runtime& r = runtime();
+    ihipStream_t* s = r.resolve(stream);
+    ApiScope api("hipLaunchKernel");
+    int kernel = -1;
+    std::string kernel_name;
+    if (Tracer::enabled) std::tie(kernel, kernel_name) = kernel_index(id, source_name);
+    const std::uint64_t threads = std::uint64_t(block.x) * block.y * block.z;
+    const std::uint64_t blocks = std::uint64_t(grid.x) * grid.y * grid.z;
+    if (Tracer::enabled) {
+        api.arg("function_address", hex_pointer(id.address));
+        api.arg("kernel", kernel_name);
+        api.arg("numBlocks", dims_text(grid));
+        api.arg("dimBlocks", dims_text(block));
+        api.arg("sharedMemBytes", std::to_string(shmem));
+        api.arg("stream", hex_pointer(stream));
+    }
+    if (threads == 0 || threads > 1024 || blocks == 0) {
+        r.set_error(hipErrorInvalidConfiguration);
+        api.finish();
+        return;
+    }
+    auto* l = new LaunchOf<Body, std::decay_t<Args>...>(body, std::forward<Args>(args)...);
+    l->grid = grid;
+    l->block = block;
+    l->shmem = shmem;
+    l->threads_per_block = static_cast<unsigned>(threads);
+    l->total_blocks = blocks;
+    // Chunks keep the shared block counter cold; several per thread keep the load balanced.
+    l->chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t(r.threads) * 16));
+    const std::int64_t corr = api.record.corr;
+    const int stream_id = s->id;
+    r.enqueue(s, [l, kernel, corr, stream_id, &r] {
+        const std::int64_t start = Tracer::enabled ? now_ns() : 0;
+        r.pool.run(*l);
+        if (Tracer::enabled)
+            tracer().add_dispatch(DispatchRecord{corr, kernel, stream_id, l->grid, l->block, l->shmem, start, now_ns(),
+                                                 os_thread_id()});
+        l->destroy(l);
+    });
+    api.finish();
+}
+
+// `extern __shared__ T name[];` at file scope becomes one of these (see launch_prepass.py):
+// it reads the running block's dynamic shared memory wherever it is used.
+template <class T>
+struct DynamicShared {
+    T* get() const { return reinterpret_cast<T*>(block_state.dynamic_shared); }
+    operator T*() const { return get(); }
+    template <class U>
+    explicit operator U*() const { return reinterpret_cast<U*>(get()); }
+    T& operator[](std::ptrdiff_t i) const { return get()[i]; }
+    T* operator+(std::ptrdiff_t i) const { return get() + i; }
+};
+
+}  // namespace rocm_perf_host
+
+inline void __syncthreads() { rocm_perf_host::barrier(); }
+inline unsigned __lane_id() {
+    return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % unsigned(warpSize);
+}
+
+#define hipLaunchKernelGGL(K, GRID, BLOCK, SHMEM, STREAM, ...)                                                  \
+    ::rocm_perf_host::launch_kernel(                                                                           \
+        ::rocm_perf_host::launched_kernel_must_name_one_function_with_explicit_template_arguments(K), #K,      \
+        dim3(GRID), dim3(BLOCK), static_cast<std::size_t>(SHMEM), (STREAM),                                    \
+        [](auto&&... rocm_perf_args) { K(rocm_perf_args...); }, ##__VA_ARGS__)
+
+#include "rocm_perf_host/api.h"
