@@ -211,7 +211,7 @@ def _schedule(dag: DispatchDag, duration: np.ndarray) -> _Schedule:
     rank: list[int] = (seg.chain * (n + 1) + last_rows).tolist() + [n_nodes * (n + 1)] * dag.n_joins
     finish = [0] * n_nodes
     best = [-1] * n_nodes
-    pred = graph.pred
+    pred = dict(graph.reverse(copy=False).adjacency())  # plain dicts: much cheaper than graph.pred[v]
     for v in topo:
         b = -1
         bf = 0
@@ -225,7 +225,7 @@ def _schedule(dag: DispatchDag, duration: np.ndarray) -> _Schedule:
             rank[v] = rank[b]
     length = max(finish[:n_seg])
     latest_finish = [length] * n_nodes
-    succ = graph.succ
+    succ = dict(graph.adjacency())
     for v in reversed(topo):
         lf = length
         for w in succ[v]:

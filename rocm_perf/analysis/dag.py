@@ -117,8 +117,9 @@ class _Edges:
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         if not self._src:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        pairs = np.unique(np.stack([np.concatenate(self._src), np.concatenate(self._dst)], axis=1), axis=0)
-        return pairs[:, 0].copy(), pairs[:, 1].copy()
+        nodes = self.n + self.n_joins
+        packed = np.unique(np.concatenate(self._src) * nodes + np.concatenate(self._dst))
+        return packed // nodes, packed % nodes
 
 
 def build_dispatch_dag(trace: Trace, *, null_stream: str = "legacy", gap_heuristic_ns: int | None = None) -> DispatchDag:
@@ -153,10 +154,10 @@ def build_dispatch_dag(trace: Trace, *, null_stream: str = "legacy", gap_heurist
 
     if api_usable:
         stream_chain, null_chain = _stream_pointer_chains(trace, api, launch_row, chain, notes)
-        legacy = null_stream == "legacy" and null_chain is not None
-        if legacy:
+        legacy = null_stream == "legacy"
+        if legacy and null_chain is not None:
             _legacy_null_stream_edges(chains, null_chain, edges)
-        _api_edges(api, chains, stream_chain, null_chain if legacy else None, edges, notes)
+        _api_edges(api, chains, stream_chain, legacy, edges, notes)
         notes.append(
             f"null stream: {null_stream}"
             + (" (waits for, and is waited for by, every other stream)" if null_stream == "legacy" else " (an ordinary stream)")
@@ -206,9 +207,9 @@ def _chain_of_rows(trace: Trace, notes: list[str]) -> tuple[np.ndarray, list[str
     kind = np.where(has_stream, 0, np.where(has_queue, 1, 2))
     major = np.where(has_stream, trace.stream, trace.agent)
     minor = np.where(has_queue, trace.queue, 0)
-    keys, chain = np.unique(np.stack([kind, major, minor], axis=1), axis=0, return_inverse=True)
+    keys, chain = _unique_rows(kind, major, minor)
     labels = []
-    for k, a, b in keys.tolist():
+    for k, a, b in keys:
         if k == 0:
             labels.append(f"stream {a}")
         elif k == 1:
@@ -221,6 +222,31 @@ def _chain_of_rows(trace: Trace, notes: list[str]) -> tuple[np.ndarray, list[str
             "each agent's such dispatches are taken as one serial chain"
         )
     return chain.reshape(-1).astype(np.int64), labels
+
+
+def _unique_rows(*columns: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Distinct rows of equal-length integer columns, in lexicographic order, and each row's index.
+
+    Each column is first coded densely (1-D unique is fast; unique over axis=0 is not), then the
+    codes are packed into one int64.
+    """
+    codes, values = [], []
+    for col in columns:
+        v, c = np.unique(col, return_inverse=True)
+        values.append(v)
+        codes.append(c.reshape(-1).astype(np.int64))
+    packed = np.zeros(len(columns[0]), dtype=np.int64)
+    for v, c in zip(values, codes):
+        packed = packed * len(v) + c
+    distinct, inverse = np.unique(packed, return_inverse=True)
+    rows = []
+    for p in distinct.tolist():
+        row = []
+        for v in reversed(values):
+            p, c = divmod(p, len(v))
+            row.append(int(v[c]))
+        rows.append(tuple(reversed(row)))
+    return rows, inverse.reshape(-1)
 
 
 def _launch_rows(trace: Trace) -> np.ndarray:
@@ -250,10 +276,10 @@ def _stream_pointer_chains(
     matched = np.flatnonzero(launch_row >= 0)
     pointers = api.stream[launch_row[matched]]
     known = pointers != UNKNOWN
-    pairs = np.unique(np.stack([pointers[known], chain[matched][known]], axis=1), axis=0)
+    pairs, _ = _unique_rows(pointers[known], chain[matched][known]) if known.any() else ([], None)
     mapping: dict[int, int] = {}
     conflicting = 0
-    for pointer, c in pairs.tolist():
+    for pointer, c in pairs:
         if pointer in mapping:
             conflicting += 1
             continue
@@ -297,11 +323,15 @@ def _api_edges(
     api: ApiCalls,
     chains: _Chains,
     stream_chain: dict[int, int],
-    legacy_null: int | None,
+    legacy: bool,
     edges: _Edges,
     notes: list[str],
 ) -> None:
-    """Event record/wait edges and host synchronization barriers from the API calls."""
+    """Event record/wait edges and host synchronization barriers from the API calls.
+
+    With `legacy`, a record or synchronize on the null stream (pointer 0) covers every chain,
+    whether or not anything was launched on the null stream itself.
+    """
     names = api.names
     kind_of_name = np.zeros(len(names), dtype=np.int8)
     copy_name = np.zeros(len(names), dtype=bool)
@@ -331,12 +361,13 @@ def _api_edges(
     record_rows = np.flatnonzero(kind == record)
     captured = np.full(len(record_rows), NO_NODE, dtype=np.int64)
     record_chain = np.array([_chain_or_missing(chain_of(p)) for p in stream_ptr[record_rows].tolist()], dtype=np.int64)
+    record_on_null = legacy & (stream_ptr[record_rows] == 0)
     for c in all_chains:
-        on_c = record_chain == c
-        if on_c.any() and c != legacy_null:
+        on_c = (record_chain == c) & ~record_on_null
+        if on_c.any():
             captured[on_c] = chains.last_before(c, api.start[record_rows[on_c]])
-    if legacy_null is not None:
-        on_null = np.flatnonzero(record_chain == legacy_null)
+    if record_on_null.any():
+        on_null = np.flatnonzero(record_on_null)
         if len(on_null):
             joins = edges.new_joins(len(on_null))
             times = api.start[record_rows[on_null]]
@@ -371,7 +402,7 @@ def _api_edges(
             edges.add(event_sync_seen.get(row, NO_NODE), barrier[b])
             continue
         c = None if k == device_sync else chain_of(stream_ptr[row])
-        if k == device_sync or (c is not None and c == legacy_null):
+        if k == device_sync or (legacy and stream_ptr[row] == 0):
             for every in all_chains:
                 waits_on_chain[every].append(b)
         elif c is not None:
