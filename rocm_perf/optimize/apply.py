@@ -1,0 +1,73 @@
+"""`rocm-perf apply`: write a run's accepted result to the user's file, only if that file is still
+the one the run started from (same sha256), atomically, with a backup; or print a patch."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.optimize.artifacts import unified_diff, write_atomic
+from rocm_perf.optimize.command import find_run
+from rocm_perf.optimize.ledger import open_ledger
+
+
+def _target_source(run_dir: Path, ledger, trial: str | None) -> tuple[bytes, str]:
+    """The source to apply (all accepted changes, or those up to `trial`) and what it is."""
+    bases = ledger.baselines()
+    if not bases:
+        raise RocmPerfError(f"{run_dir}: the run has no baseline yet; nothing to apply")
+    if trial is None:
+        chosen = bases[-1]
+    else:
+        matches = [b for b in bases if b.trial_id is not None and str(b.trial_id) == str(trial)]
+        if not matches:
+            accepted = [str(b.trial_id) for b in bases if b.trial_id is not None]
+            raise RocmPerfError(f"{run_dir}: trial {trial} was not accepted (accepted: {', '.join(accepted) or 'none'})")
+        chosen = matches[0]
+    what = "the original (nothing accepted)" if chosen.trial_id is None else f"accepted changes up to trial {chosen.trial_id}"
+    return (run_dir / chosen.source_path).read_bytes(), what
+
+
+def run_apply(run: Path, trial: str | None = None, patch: bool = False, out_root: Path = Path("runs")) -> int:
+    run_dir = find_run(out_root, str(run))
+    ledger = open_ledger(run_dir)
+    try:
+        user_file = Path(ledger.get("source_path"))
+        baseline_sha = ledger.get("source_sha256")
+        original = (run_dir / ledger.baselines()[0].source_path).read_bytes() if ledger.baselines() else b""
+        target, what = _target_source(run_dir, ledger, trial)
+    finally:
+        ledger.close()
+    if patch:
+        try:
+            shown = user_file.relative_to(Path.cwd())
+        except ValueError:
+            shown = user_file
+        sys.stdout.write(unified_diff(original.decode(errors="replace"), target.decode(errors="replace"), str(shown)))
+        return 0
+    try:
+        current = user_file.read_bytes()
+    except OSError as e:
+        raise RocmPerfError(f"{user_file}: cannot read ({e.strerror or e})") from e
+    current_sha = hashlib.sha256(current).hexdigest()
+    if current == target:
+        print(f"{user_file}: already holds {what}")
+        return 0
+    if current_sha != baseline_sha:
+        raise RocmPerfError(
+            f"{user_file}: changed since the run started (sha256 {current_sha[:12]}, the run's baseline is "
+            f"{baseline_sha[:12]}); refusing to overwrite. Use `rocm-perf apply {run_dir} --patch` for a diff to merge"
+        )
+    backup = user_file.with_name(f"{user_file.name}.{run_dir.name}.orig")
+    try:
+        write_atomic(backup, current)
+        mode = user_file.stat().st_mode & 0o7777
+        write_atomic(user_file, target)
+        os.chmod(user_file, mode)
+    except OSError as e:
+        raise RocmPerfError(f"{user_file}: cannot write ({e.strerror or e}); the file is unchanged") from e
+    print(f"{user_file}: wrote {what}; the original is in {backup}")
+    return 0

@@ -1,0 +1,148 @@
+"""A run's derived files, rebuilt from the ledger alone: accepted.diff, final.cu, summary.json,
+report.md, and the one-screen terminal summary."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+from pathlib import Path
+
+from rocm_perf.optimize.ledger import Ledger, Trial
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write via a temporary file, fsync, rename: never a half-written file."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def unified_diff(before: str, after: str, name: str) -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        fromfile=f"a/{name}", tofile=f"b/{name}"))
+
+
+def _interval_text(iv: dict | None) -> str:
+    if not iv or not iv.get("n"):
+        return "-"
+    high = "inf" if math.isinf(iv["high"]) else f"{iv['high']:.3f}"
+    return f"{iv['estimate']:.3f} [{iv['low']:.3f}, {high}]"
+
+
+def _speedup_text(iv: dict | None) -> str:
+    if not iv or not iv.get("n") or iv["estimate"] <= 0:
+        return "-"
+    return f"{(1 / iv['estimate'] - 1) * 100:+.1f} %"
+
+
+def build_summary(run_dir: Path, ledger: Ledger) -> dict:
+    """Everything a report needs, from the ledger alone."""
+    bases = ledger.baselines()
+    trials = ledger.trials()
+    accepted = [t for t in trials if t.status == "accepted"]
+    return {
+        "run": run_dir.name,
+        "state": ledger.state,
+        "source": ledger.get("source_path"),
+        "source_sha256": ledger.get("source_sha256"),
+        "final_sha256": bases[-1].source_sha256 if bases else None,
+        "backend": ledger.get("backend"),
+        "device": ledger.get("device"),
+        "options": ledger.get("options"),
+        "noise_floor": ledger.get("noise_floor"),
+        "effective_min_gain": ledger.get("effective_min_gain"),
+        "top_kernels": ledger.get("top_kernels", []),
+        "stop_reason": ledger.get("stop_reason"),
+        "elapsed_s": ledger.get("elapsed_s"),
+        "final_check": ledger.get("final_check"),
+        "accepted": [_trial_json(t) for t in accepted],
+        "rejected": [_trial_json(t) for t in trials if t.status == "rejected"],
+        "open": [_trial_json(t) for t in trials if t.status not in ("accepted", "rejected")],
+        "trials": len(trials),
+    }
+
+
+def _trial_json(t: Trial) -> dict:
+    return {"id": t.id, "kernel": t.kernel, "loop": t.loop_id, "rule": t.rule, "factor": t.factor,
+            "status": t.status, "reason": t.reason, "detail": t.detail, "evidence": t.evidence,
+            "resources": t.resources, "diff": t.diff, "generation": t.generation}
+
+
+def write_artifacts(run_dir: Path, ledger: Ledger) -> dict:
+    """accepted.diff, final.cu, summary.json, report.md in run_dir; returns the summary."""
+    bases = ledger.baselines()
+    summary = build_summary(run_dir, ledger)
+    if bases:
+        original = (run_dir / bases[0].source_path).read_bytes()
+        final = (run_dir / bases[-1].source_path).read_bytes()
+        name = Path(ledger.get("source_path") or "source.cu").name
+        write_atomic(run_dir / "final.cu", final)
+        write_atomic(run_dir / "accepted.diff",
+                     unified_diff(original.decode(errors="replace"), final.decode(errors="replace"), name).encode())
+    write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2, default=str).encode())
+    write_atomic(run_dir / "report.md", render_markdown(summary).encode())
+    return summary
+
+
+def render_markdown(s: dict) -> str:
+    lines = [f"# rocm-perf optimize: {s['run']}", ""]
+    lines += [f"- source: `{s['source']}` (sha256 {str(s['source_sha256'])[:12]})",
+              f"- backend: {s['backend']} ({s['device']})" + ("; timings are CPU timings" if s["backend"] == "host" else ""),
+              f"- state: {s['state']}" + (f"; stopped because {s['stop_reason']}" if s.get("stop_reason") else ""),
+              f"- trials: {s['trials']}, accepted: {len(s['accepted'])}"]
+    nf = s.get("noise_floor")
+    if nf:
+        lines.append(f"- A/A noise floor: ratio {_interval_text(nf['interval'])}, floor {nf['floor'] * 100:.2f} %;"
+                     f" min gain used {float(s['effective_min_gain']) * 100:.2f} %")
+    if s.get("final_check"):
+        lines.append(f"- original vs final (critical path): ratio {_interval_text(s['final_check'])}, "
+                     f"speedup {_speedup_text(s['final_check'])}")
+    lines.append("")
+    lines.append("## Accepted changes")
+    if not s["accepted"]:
+        lines.append("\nNone: no candidate was proven faster.")
+    for t in s["accepted"]:
+        conf = t["evidence"].get("confirm", {})
+        lines += ["", f"### Trial {t['id']}: {t['kernel']} loop {t['loop']}, {t['rule']} x{t['factor']}", "",
+                  f"- critical-path ratio (fresh re-measure): {_interval_text(conf.get('critical_path'))},"
+                  f" speedup {_speedup_text(conf.get('critical_path'))}, {conf.get('rounds')} rounds",
+                  f"- kernel ratio: {_interval_text(conf.get('kernel'))}",
+                  f"- screening: {_interval_text(t['evidence'].get('screen', {}).get('critical_path'))}",
+                  f"- confirmation level: {conf.get('confirmation', {}).get('alpha')} (alpha spent across the run)",
+                  f"- outputs: {conf.get('outputs', {}).get('rounds_checked')} timed rounds matched the baseline"
+                  f" (exit 0, {conf.get('outputs', {}).get('digests')} copy digests, standard output)"]
+        if t["resources"]:
+            lines.append(f"- AMD resources: {json.dumps(t['resources'])}")
+        lines += ["", "```diff", t["diff"].rstrip(), "```"]
+    lines += ["", "## Rejected candidates", "", "| trial | kernel | loop | rule | factor | reason | detail |",
+              "|---|---|---|---|---|---|---|"]
+    for t in s["rejected"]:
+        detail = (t["detail"] or "").replace("|", "\\|").replace("\n", " ")[:160]
+        lines.append(f"| {t['id']} | {t['kernel']} | {t['loop']} | {t['rule']} | {t['factor']} | {t['reason']} | {detail} |")
+    return "\n".join(lines) + "\n"
+
+
+def terminal_summary(s: dict) -> str:
+    """The one-screen summary printed at the end of a run (and by `review RUN`)."""
+    out = [f"run {s['run']}: {s['state']}, {s['trials']} trials, {len(s['accepted'])} accepted"
+           + (f" (stopped: {s['stop_reason']})" if s.get("stop_reason") else "")]
+    nf = s.get("noise_floor")
+    if nf:
+        out.append(f"  A/A noise floor {nf['floor'] * 100:.2f} %, min gain used {float(s['effective_min_gain']) * 100:.2f} %")
+    for t in s["accepted"]:
+        conf = t["evidence"].get("confirm", {})
+        out.append(f"  + #{t['id']} {t['kernel']} {t['loop']} {t['rule']} x{t['factor']}: "
+                   f"{_speedup_text(conf.get('critical_path'))} critical path, ratio {_interval_text(conf.get('critical_path'))}")
+    by_reason: dict[str, int] = {}
+    for t in s["rejected"]:
+        by_reason[t["reason"]] = by_reason.get(t["reason"], 0) + 1
+    if by_reason:
+        out.append("  rejected: " + ", ".join(f"{n} {r}" for r, n in sorted(by_reason.items())))
+    if s.get("final_check"):
+        out.append(f"  original -> final: {_speedup_text(s['final_check'])} (ratio {_interval_text(s['final_check'])})")
+    return "\n".join(out)

@@ -1,0 +1,199 @@
+"""`rocm-perf optimize`: create or resume a run directory, wire the loop to the real world, print."""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from rocm_perf import __version__
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.optimize.artifacts import build_summary, terminal_summary, write_atomic
+from rocm_perf.optimize.ledger import LEDGER_NAME, Ledger, open_ledger
+from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools, Stopped, sha256_bytes
+from rocm_perf.optimize.measure import ProfiledRounds
+from rocm_perf.optimize.options import OptimizeOptions, options_from_args
+from rocm_perf.optimize.progress import make_reporter
+
+EXIT_STOPPED = 130
+
+
+def find_run(out_root: Path, run: str) -> Path:
+    """A run directory given as a path or as a name under the runs root."""
+    for candidate in (Path(run), Path(out_root) / run):
+        if (candidate / LEDGER_NAME).exists():
+            return candidate
+    raise RocmPerfError(f"{run}: no such run (looked for {Path(run) / LEDGER_NAME} and {Path(out_root) / run / LEDGER_NAME})")
+
+
+def list_runs(out_root: Path) -> list[Path]:
+    """Run directories under out_root, latest first."""
+    if not Path(out_root).is_dir():
+        return []
+    runs = [p for p in Path(out_root).iterdir() if (p / LEDGER_NAME).exists()]
+    return sorted(runs, key=lambda p: p.name, reverse=True)
+
+
+def unfinished_run_for(out_root: Path, fingerprint: str) -> Path | None:
+    for run in list_runs(out_root):
+        ledger = open_ledger(run)
+        try:
+            if ledger.get("fingerprint") == fingerprint and ledger.state != DONE:
+                return run
+        finally:
+            ledger.close()
+    return None
+
+
+def _new_run_dir(out_root: Path, source: Path) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    run = Path(out_root) / f"{stamp}-{source.stem}"
+    n = 1
+    while run.exists():
+        n += 1
+        run = Path(out_root) / f"{stamp}-{source.stem}-{n}"
+    return run
+
+
+def create_run(opt: OptimizeOptions, backend_name: str, device: str, command_line: list[str]) -> tuple[Path, Ledger]:
+    """A new run directory with its ledger, the source copy and the recorded options."""
+    source = Path(opt.source)
+    try:
+        data = source.read_bytes()
+    except OSError as e:
+        raise RocmPerfError(f"{source}: cannot read the source ({e.strerror or e})") from e
+    run_dir = _new_run_dir(opt.out, source)
+    ledger = open_ledger(run_dir, create=True)
+    try:
+        (run_dir / "baseline").mkdir(exist_ok=True)
+        write_atomic(run_dir / "baseline" / "source.cu", data)
+    except OSError as e:
+        raise RocmPerfError(f"{run_dir}: cannot write the run directory ({e.strerror or e})") from e
+    with ledger.transaction():
+        ledger.set("source_path", str(source.resolve()))
+        ledger.set("source_sha256", sha256_bytes(data))
+        ledger.set("options", opt.recorded())
+        ledger.set("fingerprint", opt.fingerprint())
+        ledger.set("backend", backend_name)
+        ledger.set("device", device)
+        ledger.set("cwd", os.getcwd())
+        ledger.set("command_line", command_line)
+        ledger.set("tool_version", __version__)
+        ledger.set("created", time.time())
+    return run_dir, ledger
+
+
+def recorded_options(ledger: Ledger, display: OptimizeOptions) -> OptimizeOptions:
+    """The options a run was started with, plus this invocation's display-only choices."""
+    rec = dict(ledger.get("options"))
+    rec["source"] = Path(rec["source"])
+    rec["rules_dir"] = Path(rec["rules_dir"]) if rec.get("rules_dir") else None
+    return OptimizeOptions(**rec, out=display.out, resume=display.resume, new=False, quiet=display.quiet,
+                           as_json=display.as_json, jobs=display.jobs)
+
+
+def _ask_resume(run: Path) -> bool:
+    if not sys.stdin.isatty():
+        print(f"rocm-perf: resuming the unfinished run {run} for this source and options (--new starts afresh)", file=sys.stderr)
+        return True
+    answer = input(f"An unfinished run {run} exists for this source and options. Resume it? [Y/n] ").strip().lower()
+    return answer in ("", "y", "yes")
+
+
+def _compile_checker(mode: str):
+    if mode == "off":
+        return None
+    from rocm_perf.backends.compile_check import compile_check, hipcc_available
+
+    ok, why = hipcc_available()
+    if not ok:
+        if mode == "on":
+            raise RocmPerfError(f"--compile-check on: {why}")
+        return None
+    return compile_check
+
+
+def _write_metadata(run_dir: Path, opt: OptimizeOptions, backend) -> None:
+    from rocm_perf.backends.environment import capture_environment
+
+    env = capture_environment(source=Path(opt.source), backend=backend, command=sys.argv)
+    write_atomic(run_dir / "metadata.json", json.dumps(env, indent=2, default=str).encode())
+
+
+class _Lock:
+    """One process per run: a second `--resume` of a running run is refused."""
+
+    def __init__(self, run_dir: Path):
+        self.file = open(run_dir / ".lock", "w")
+        try:
+            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as e:
+            self.file.close()
+            raise RocmPerfError(f"{run_dir}: another rocm-perf process is running this run") from e
+
+    def release(self) -> None:
+        self.file.close()
+
+
+def run_optimize(args: argparse.Namespace) -> int:
+    display = options_from_args(args)
+    from rocm_perf.backends.select import select_backend
+
+    if display.resume:
+        run_dir = find_run(display.out, display.resume)
+        ledger = open_ledger(run_dir)
+        opt = recorded_options(ledger, display)
+    else:
+        source = Path(display.source)
+        if not source.is_file():
+            raise RocmPerfError(f"{source}: no such source file")
+        existing = None if display.new else unfinished_run_for(display.out, display.fingerprint())
+        if existing is not None and _ask_resume(existing):
+            run_dir = existing
+            ledger = open_ledger(run_dir)
+            opt = recorded_options(ledger, replace(display, resume=str(existing)))
+        else:
+            run_dir = None
+            opt = display
+    backend = select_backend(opt.backend if run_dir is None else ledger.get("backend"))
+    if run_dir is None:
+        run_dir, ledger = create_run(opt, backend.name, backend.describe(), sys.argv)
+        _write_metadata(run_dir, opt, backend)
+    lock = _Lock(run_dir)
+    reporter = make_reporter(quiet=opt.quiet, as_json=opt.as_json)
+    runner = ProfiledRounds(backend, program_args=opt.program_args, run_template=opt.run, timeout_s=opt.timeout_s,
+                            cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines)
+    services = Services(backend=backend, runner=runner, tools=SourceTools.default(),
+                        compile_check=_compile_checker(opt.compile_check), reporter=reporter)
+    loop = OptimizeLoop(run_dir, ledger, opt, services)
+    previous = {sig: signal.signal(sig, lambda *_: loop.request_stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        reporter.stage("run", str(run_dir))
+        loop.run()
+    except Stopped:
+        reporter.close()
+        reporter = make_reporter(quiet=True, as_json=False)  # closed already
+        print(f"rocm-perf: stopped; everything so far is in {run_dir / LEDGER_NAME}. "
+              f"Continue with: rocm-perf optimize --resume {run_dir}", file=sys.stderr)
+        return EXIT_STOPPED
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        reporter.close()
+        lock.release()
+    summary = build_summary(run_dir, ledger)
+    if opt.as_json:
+        print(json.dumps(summary, indent=2, default=str))
+    elif opt.quiet:
+        print(f"{run_dir}: {len(summary['accepted'])} accepted of {summary['trials']} trials")
+    else:
+        print(terminal_summary(summary))
+        print(f"\nevidence: {run_dir / 'report.md'}\nreview:   rocm-perf review {run_dir}\napply:    rocm-perf apply {run_dir}")
+    return 0
+

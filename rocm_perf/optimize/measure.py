@@ -1,0 +1,143 @@
+"""One measured round: run a built program under the backend's profiler and reduce its trace.
+
+A round yields the decision metric (the critical-path time of the dispatch DAG), the plain sum of
+dispatch durations, each kernel's median dispatch duration, each kernel's critical-path share
+(for ranking), and the evidence of correctness: exit status, output digests, standard output.
+The correctness of a candidate is checked on these very timed runs (MEASUREMENT.md).
+
+The loop only sees the `RoundRunner` signature, so that tests can inject measurements.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from rocm_perf.backends.base import Backend
+from rocm_perf.backends.process import last_lines
+
+FAIL_CRASH = "crash"
+FAIL_TIMEOUT = "timeout"
+FAIL_NO_TRACE = "no trace"
+
+
+@dataclass
+class RoundResult:
+    """What one run of a program said about speed and about its outputs."""
+
+    ok: bool
+    failure: str = ""  # "", crash, timeout, no trace
+    cp_ns: float = 0.0  # critical-path time of the dispatch DAG
+    sum_ns: float = 0.0  # SUM(end - start) of all dispatches
+    kernel_ns: dict[str, float] = field(default_factory=dict)  # median dispatch duration per kernel
+    cp_share: dict[str, float] = field(default_factory=dict)  # critical-path share per kernel
+    outputs: dict = field(default_factory=dict)  # returncode, digests, stdout fingerprint, tails
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+# (executable, directory for this round's files, a key naming the round) -> RoundResult
+RoundRunner = Callable[[Path, Path, str], RoundResult]
+
+
+def program_argv(executable: Path, program_args: list[str], run_template: str | None) -> list[str]:
+    """The command of one round: the program and its arguments, or the harness with {exe} filled in."""
+    if run_template:
+        return [part.replace("{exe}", str(executable)) for part in shlex.split(run_template)] + list(program_args)
+    return [str(executable), *program_args]
+
+
+def output_fingerprint(returncode: int, digests: list[str], stdout: str, timing_lines: str) -> dict:
+    """What must match between baseline and candidate: exit status, digests, stdout minus timings."""
+    timing = re.compile(timing_lines)
+    kept = [line.rstrip() for line in stdout.splitlines() if not timing.search(line)]
+    return {
+        "returncode": returncode,
+        "digests": len(digests),
+        "digests_sha256": hashlib.sha256("\n".join(digests).encode()).hexdigest(),
+        "stdout_sha256": hashlib.sha256("\n".join(kept).encode()).hexdigest(),
+        "stdout_tail": "\n".join(kept[-3:]),
+    }
+
+
+def outputs_differ(reference: dict, outputs: dict) -> str:
+    """Empty when the outputs match the reference, else what differs (one line)."""
+    if outputs.get("digests_sha256") != reference.get("digests_sha256"):
+        return (f"device-to-host copy digests differ ({outputs.get('digests')} copies vs "
+                f"{reference.get('digests')} in the baseline)")
+    if outputs.get("stdout_sha256") != reference.get("stdout_sha256"):
+        return f"standard output differs: {outputs.get('stdout_tail', '')!r} vs {reference.get('stdout_tail', '')!r}"
+    return ""
+
+
+def reduce_traces(traces: list) -> tuple[float, float, dict[str, float], dict[str, float]]:
+    """(critical-path ns, sum ns, median ns per kernel, critical-path share per kernel) over the
+    traces of one round (one per profiled process: their critical paths add up)."""
+    from rocm_perf.analysis.critical_path import analyze_critical_path
+
+    cp = 0.0
+    total = 0.0
+    durations: dict[str, list[np.ndarray]] = {}
+    cp_by_symbol: dict[str, float] = {}
+    for trace in traces:
+        if len(trace) == 0:
+            continue
+        result = analyze_critical_path(trace)
+        cp += float(result.critical_path_ns)
+        total += float(trace.runtime_ns)
+        for w in result.symbols:
+            cp_by_symbol[w.name] = cp_by_symbol.get(w.name, 0.0) + float(w.cp_ns)
+        dur = trace.duration
+        for k, sym in enumerate(trace.symbols):
+            rows = trace.kernel == k
+            if rows.any():
+                durations.setdefault(sym.display_name, []).append(dur[rows])
+    medians = {name: float(np.median(np.concatenate(parts))) for name, parts in durations.items()}
+    shares = {name: (ns / cp if cp > 0 else 0.0) for name, ns in cp_by_symbol.items()}
+    return cp, total, medians, shares
+
+
+class ProfiledRounds:
+    """The real RoundRunner: backend.profile -> load_trace -> critical path and medians."""
+
+    def __init__(self, backend: Backend, *, program_args: list[str], run_template: str | None, timeout_s: float,
+                 cwd: Path, timing_lines: str, keep_profiles: Callable[[str], bool] = lambda key: key.endswith("-0")):
+        self.backend = backend
+        self.program_args = program_args
+        self.run_template = run_template
+        self.timeout_s = timeout_s
+        self.cwd = cwd
+        self.timing_lines = timing_lines
+        self.keep_profiles = keep_profiles
+
+    def __call__(self, executable: Path, round_dir: Path, key: str) -> RoundResult:
+        from rocm_perf.trace.load import load_trace
+
+        if round_dir.exists():
+            shutil.rmtree(round_dir)  # a half-done round of a killed run
+        round_dir.mkdir(parents=True)
+        argv = program_argv(executable, self.program_args, self.run_template)
+        res = self.backend.profile(argv, round_dir, timeout=self.timeout_s, cwd=self.cwd)
+        tail = last_lines(res.stderr or res.stdout, 5)
+        if res.timed_out:
+            return RoundResult(False, FAIL_TIMEOUT, outputs={"returncode": res.returncode, "stderr_tail": tail})
+        traces = [load_trace(db) for db in res.databases]
+        digests = [d for t in traces for d in t.digests]
+        outputs = output_fingerprint(res.returncode, digests, res.stdout, self.timing_lines)
+        if res.returncode != 0:
+            outputs["stderr_tail"] = tail
+            return RoundResult(False, FAIL_CRASH, outputs=outputs)
+        cp, total, medians, shares = reduce_traces(traces)
+        if not self.keep_profiles(key):
+            shutil.rmtree(round_dir)
+        if cp <= 0:
+            return RoundResult(False, FAIL_NO_TRACE, outputs=outputs)
+        return RoundResult(True, "", cp, total, medians, shares, outputs)

@@ -1,0 +1,115 @@
+"""Proposing candidates: which loops of which kernels, with which rules and factors, in which order.
+
+Pure functions over the source analysis (rocm_perf.source), the kernel ranking (critical-path
+shares) and the baseline's compile-check resources. A loop is named across generations of the
+baseline by its line in the ORIGINAL source (`loop_key`), found by mapping unchanged lines back
+through the accepted edits; a loop that exists only inside an accepted edit (a remainder loop, a
+copy) is not proposed again, and a loop is tried in one generation only.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+# Prior weight of an unroll factor: 4 most often pays on both CPUs and GPUs; 8 risks registers.
+_FACTOR_PRIOR = {2: 0.8, 4: 1.0, 8: 0.7, 16: 0.4}
+
+
+@dataclass(frozen=True)
+class RankedKernel:
+    """A profiled kernel symbol with its critical-path share, mapped to a source kernel."""
+
+    symbol: str
+    kernel: str  # the source kernel's name ('' when it could not be mapped)
+    cp_share: float
+    median_ns: float
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One candidate to try: a loop, a rule, a factor, and why it comes at this place."""
+
+    loop_key: str
+    kernel: str
+    loop_id: str
+    rule: str
+    factor: int
+    expected_value: float
+
+
+def original_line_of(original: str, current: str) -> dict[int, int]:
+    """current line number (1-based) -> original line number, for lines no edit touched."""
+    a = original.splitlines()
+    b = current.splitlines()
+    mapping: dict[int, int] = {}
+    for block in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_matching_blocks():
+        for k in range(block.size):
+            mapping[block.b + k + 1] = block.a + k + 1
+    return mapping
+
+
+def loop_key(kernel: str, original_line: int) -> str:
+    return f"{kernel}@{original_line}"
+
+
+def expected_value(share: float, loop, factor: int, resources: dict | None) -> float:
+    """A score to order candidates: the kernel's critical-path share, more for inner loops and long
+    trips, less for factors above a known trip count and for kernels already heavy in registers."""
+    depth = getattr(loop, "depth", 0) or 0
+    trip = getattr(loop, "trip_count", None)
+    if trip is not None and trip < factor:
+        return 0.0  # unrolling past the trip count changes nothing
+    trip_weight = 1.0 if trip is None else min(1.0, 0.25 + trip / 64.0)
+    register_weight = 1.0
+    vgpr = (resources or {}).get("vgpr")
+    if vgpr:
+        register_weight = 1.0 / (1.0 + factor * vgpr / 1024.0)
+    return share * (1.0 + 0.5 * depth) * trip_weight * register_weight * _FACTOR_PRIOR.get(factor, 0.3)
+
+
+def propose(
+    *,
+    ranking: list[RankedKernel],
+    analysis,
+    rules: list,
+    applicable_rules,
+    original_text: str,
+    current_text: str,
+    tried_loop_keys: set[str],
+    only_rules: list[str],
+    only_factors: list[int],
+    resources: dict[str, dict],
+) -> list[list[Proposal]]:
+    """Candidate groups, best first: one group per loop (its rules x factors are alternatives, at
+    most one of them can be accepted), each group ordered by expected value."""
+    share_of = {r.kernel: r for r in ranking if r.kernel}
+    to_original = original_line_of(original_text, current_text)
+    groups: list[list[Proposal]] = []
+    for loop in analysis.loops:
+        kernel = getattr(loop, "kernel", "")
+        ranked = share_of.get(kernel)
+        if ranked is None:
+            continue
+        original_line = to_original.get(int(loop.line))
+        if original_line is None:
+            continue  # the loop exists only inside an accepted edit
+        key = loop_key(kernel, original_line)
+        if key in tried_loop_keys:
+            continue
+        group = []
+        for rule, factors in applicable_rules(loop, rules):
+            name = getattr(rule, "name", str(rule))
+            if only_rules and name not in only_rules:
+                continue
+            for factor in factors:
+                if only_factors and factor not in only_factors:
+                    continue
+                ev = expected_value(ranked.cp_share, loop, int(factor), resources.get(kernel))
+                if ev > 0:
+                    group.append(Proposal(key, kernel, str(loop.id), name, int(factor), ev))
+        if group:
+            group.sort(key=lambda p: (-p.expected_value, p.rule, p.factor))
+            groups.append(group)
+    groups.sort(key=lambda g: (-g[0].expected_value, g[0].loop_key))
+    return groups
