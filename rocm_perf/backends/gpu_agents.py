@@ -94,7 +94,7 @@ def find_gpu_agents(timeout: float = 30) -> tuple[list[GpuAgent], str]:
         agents = parse_rocminfo(done.stdout)
         if agents:
             return agents, ""
-        said = process.last_lines(done.stdout + "\n" + done.stderr, 1)
+        said = _first_line(done.stdout) or process.last_lines(done.stderr, 1)
         reasons.append(f"rocminfo lists no GPU agent{(' (' + _plain(said) + ')') if said else ''}")
     else:
         reasons.append("rocminfo not found")
@@ -124,6 +124,10 @@ def _objects_with(data: Any, key: str):
 def _int(value: Any) -> int | None:
     m = re.match(r"\s*(\d+)", str(value)) if value is not None else None
     return int(m.group(1)) if m else None
+
+
+def _first_line(text: str) -> str:
+    return next((l for l in text.splitlines() if l.strip()), "")
 
 
 def _plain(text: str) -> str:

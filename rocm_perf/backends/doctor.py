@@ -1,0 +1,220 @@
+"""`rocm-perf doctor`: what this machine can do, why not, and the exact commands to install what is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import asdict, dataclass
+
+from rocm_perf.backends import process
+from rocm_perf.backends.compile_check import choose_target, hipcc_available
+from rocm_perf.backends.environment import capture_environment
+from rocm_perf.backends.gpu_agents import find_gpu_agents
+from rocm_perf.backends.hipcc import find_hipcc
+from rocm_perf.backends.rocprofv3 import find_rocprofv3
+from rocm_perf.errors import RocmPerfError
+
+INSTALL_HIPCC = "sudo apt-get install -y hipcc libamdhip64-dev rocm-device-libs"
+INSTALL_CXX = "sudo apt-get install -y g++"
+INSTALL_CXXFILT = "sudo apt-get install -y binutils"
+INSTALL_CLANG = "sudo apt-get install -y clang"
+INSTALL_ROCPROFV3 = (
+    "sudo apt-get install -y rocprofiler-sdk  "
+    "# from AMD's ROCm 7 apt repository (https://rocm.docs.amd.com/projects/install-on-linux/)"
+)
+INSTALL_GPU = (
+    "sudo apt-get install -y amdgpu-dkms rocminfo && sudo usermod -a -G render,video $LOGNAME  "
+    "# an AMD Instinct GPU and AMD's amdgpu apt repository; log in again afterwards"
+)
+
+
+@dataclass
+class Check:
+    """One thing the doctor looked at."""
+
+    area: str  # backends | compilers | profilers | gpu | source analysis | tools
+    name: str
+    ok: bool
+    detail: str  # what was found (path, version) or why not
+    install: str | None = None  # the exact command that fixes it, when not ok
+
+
+def gather_checks() -> list[Check]:
+    """Every check, in the order the report prints them."""
+    checks = [_host_backend(), _rocm_backend()]
+    checks += [_host_cxx(), _hipcc()]
+    checks += [_rocprofv3()]
+    checks += [_gpu_agents()]
+    checks += _libclang()
+    checks += [_cxxfilt()]
+    return checks
+
+
+def run_doctor(*, as_json: bool = False) -> int:
+    """Print the checks (text or JSON); 0 when at least the host backend works, else 1."""
+    checks = gather_checks()
+    host_ok = any(c.area == "backends" and c.name == "host" and c.ok for c in checks)
+    if as_json:
+        env = capture_environment()
+        print(
+            json.dumps(
+                {
+                    "host_backend_works": host_ok,
+                    "checks": [asdict(c) for c in checks],
+                    "machine": {k: env[k] for k in ("hostname", "kernel_release", "os", "cpu", "container", "rocm_perf_version", "python")},
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(format_checks(checks))
+    return 0 if host_ok else 1
+
+
+def format_checks(checks: list[Check]) -> str:
+    lines = []
+    area = None
+    for c in checks:
+        if c.area != area:
+            area = c.area
+            lines.append(f"{area}:")
+        lines.append(f"  {'ok ' if c.ok else 'NO '} {c.name:<22} {c.detail}")
+    missing = [c for c in checks if not c.ok and c.install]
+    if missing:
+        lines.append("to install what is missing:")
+        seen = set()
+        for c in missing:
+            if c.install in seen:
+                continue
+            seen.add(c.install)
+            lines.append(f"  {c.name}: {c.install}")
+    host = next((c for c in checks if c.area == "backends" and c.name == "host"), None)
+    if host is not None and host.ok:
+        lines.append("rocm-perf works here with the host backend" + (" and the rocm backend" if _ok(checks, "backends", "rocm") else ""))
+    else:
+        lines.append("rocm-perf cannot run here: the host backend does not work (see above)")
+    return "\n".join(lines)
+
+
+# ---- the checks --------------------------------------------------------------------------------
+
+
+def _host_backend() -> Check:
+    from rocm_perf.backends.select import make_backend
+
+    try:
+        backend = make_backend("host")
+        ok, why = backend.available()
+    except ImportError as e:
+        return Check("backends", "host", False, f"the host backend is not installed ({e})")
+    return Check("backends", "host", ok, backend.describe() if ok else why, None if ok else INSTALL_CXX)
+
+
+def _rocm_backend() -> Check:
+    from rocm_perf.backends.rocm import RocmBackend
+
+    ok, why = RocmBackend().available()
+    install = None
+    if not ok:
+        install = INSTALL_ROCPROFV3 if find_rocprofv3() is None else INSTALL_GPU
+    return Check("backends", "rocm", ok, why, install)
+
+
+def _host_cxx() -> Check:
+    for name in (os.environ.get("CXX"), "c++", "g++", "clang++"):
+        path = shutil.which(name) if name else None
+        if path:
+            version = _first_line([path, "--version"])
+            return Check("compilers", "host C++", True, f"{path}: {version or 'version unknown'}")
+    return Check("compilers", "host C++", False, "no C++ compiler ($CXX, c++, g++, clang++) on PATH", INSTALL_CXX)
+
+
+def _hipcc() -> Check:
+    ok, what = hipcc_available()
+    if not ok:
+        return Check("compilers", "hipcc (AMD targets)", False, what, INSTALL_HIPCC)
+    hipcc = find_hipcc() or what
+    version = _first_line([hipcc, "--version"], contains="HIP version") or "HIP version unknown"
+    arch, match, _ = choose_target("gfx942", hipcc)
+    mapping = "gfx942 native" if match == "exact" else f"gfx942 checked as {arch} ({match})"
+    return Check("compilers", "hipcc (AMD targets)", True, f"{hipcc}: {version}; {mapping}")
+
+
+def _rocprofv3() -> Check:
+    path = find_rocprofv3()
+    if path is None:
+        return Check("profilers", "rocprofv3", False, "not found on PATH or under ROCM_PATH/bin", INSTALL_ROCPROFV3)
+    return Check("profilers", "rocprofv3", True, f"{path}: {_first_line([path, '--version']) or 'version unknown'}")
+
+
+def _gpu_agents() -> Check:
+    agents, why = find_gpu_agents()
+    if not agents:
+        return Check("gpu", "GPU agents", False, why or "none found", INSTALL_GPU)
+    listed = ", ".join(f"{a.product or 'AMD GPU'} ({a.arch}, {a.cu_count or '?'} CUs)" for a in agents)
+    return Check("gpu", "GPU agents", True, f"{len(agents)}: {listed}")
+
+
+def _libclang() -> list[Check]:
+    pip = f"{sys.executable} -m pip install 'libclang>=18.1'"
+    try:
+        import clang.cindex as cindex
+
+        cindex.Index.create()
+        library = cindex.conf.get_filename()
+    except ImportError as e:
+        return [
+            Check("source analysis", "libclang (python)", False, f"clang.cindex not importable ({e})", pip),
+            Check("source analysis", "clang resource dir", False, "needs libclang first", None),
+        ]
+    except cindex.LibclangError as e:
+        return [
+            Check("source analysis", "libclang (python)", False, f"libclang library does not load ({e})", pip),
+            Check("source analysis", "clang resource dir", False, "needs libclang first", None),
+        ]
+    checks = [Check("source analysis", "libclang (python)", True, f"{library} (libclang {_package_version('libclang')})")]
+    try:
+        from rocm_perf.source.parse import find_resource_dir
+
+        checks.append(Check("source analysis", "clang resource dir", True, str(find_resource_dir())))
+    except RocmPerfError as e:
+        checks.append(Check("source analysis", "clang resource dir", False, str(e), INSTALL_CLANG))
+    except ImportError as e:
+        checks.append(Check("source analysis", "clang resource dir", False, f"source analysis not installed ({e})", None))
+    return checks
+
+
+def _cxxfilt() -> Check:
+    path = shutil.which("c++filt") or shutil.which("llvm-cxxfilt")
+    if path is None:
+        return Check("tools", "c++filt", False, "kernel names stay mangled in compile checks", INSTALL_CXXFILT)
+    return Check("tools", "c++filt", True, path)
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+
+
+def _ok(checks: list[Check], area: str, name: str) -> bool:
+    return any(c.ok for c in checks if c.area == area and c.name == name)
+
+
+def _first_line(argv: list[str], contains: str | None = None) -> str | None:
+    try:
+        done = process.run(argv, timeout=30)
+    except OSError:
+        return None
+    for line in (done.stdout + "\n" + done.stderr).splitlines():
+        if line.strip() and (contains is None or contains in line):
+            return line.strip()
+    return None
+
+
+def _package_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "version unknown"
