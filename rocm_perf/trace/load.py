@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.model import Trace
+from rocm_perf.trace.names import demangle_symbols
 from rocm_perf.trace.sqlite_file import SQLITE_MAGIC, open_readonly, table_names
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -20,8 +21,14 @@ def load_trace(path: Path) -> Trace:
     """A Trace from a rocpd v3 database, a legacy RPD (optionally gzip'd), or rocprofv3 CSV (file or folder).
 
     Raises RocmPerfError with a one-line message naming the file for anything else.
+    Display names a trace left mangled (legacy RPD, `rocprofv3 -M`) are demangled.
     """
-    path = Path(path)
+    trace = _load(Path(path))
+    demangle_symbols(trace)
+    return trace
+
+
+def _load(path: Path) -> Trace:
     if not path.exists():
         raise RocmPerfError(f"{path}: no such file or directory")
     if path.is_dir():

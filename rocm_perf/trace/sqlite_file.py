@@ -26,7 +26,7 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
         yield con
     except sqlite3.DatabaseError as e:
         # "database disk image is malformed", "file is not a database", missing columns, ...
-        raise RocmPerfError(f"{path}: unreadable or damaged database ({e})") from e
+        raise RocmPerfError(f"{path}: damaged or truncated database ({e})") from e
     finally:
         con.close()
 
