@@ -883,9 +883,10 @@ inline unsigned __lane_id() {
     return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % unsigned(warpSize);
 }
 
+#define ROCM_PERF_STRINGIFY(...) #__VA_ARGS__
 #define hipLaunchKernelGGL(K, GRID, BLOCK, SHMEM, STREAM, ...)                                                  \
     ::rocm_perf_host::launch_kernel(                                                                           \
-        ::rocm_perf_host::launched_kernel_must_name_one_function_with_explicit_template_arguments(K), #K,      \
+        ::rocm_perf_host::launched_kernel_must_name_one_function_with_explicit_template_arguments(K), ROCM_PERF_STRINGIFY(K),      \
         dim3(GRID), dim3(BLOCK), static_cast<std::size_t>(SHMEM), (STREAM),                                    \
         [](auto&&... rocm_perf_args) { K(rocm_perf_args...); }, ##__VA_ARGS__)
 

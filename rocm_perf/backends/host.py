@@ -1,0 +1,157 @@
+"""The host backend: the same `.cu` built by the machine's C++ compiler against our HIP host
+runtime (package data in host_runtime/), run on the CPU, traced into a rocpd v3 database.
+
+Its timings are CPU timings. Measurements default to one block-pool thread per launch: on a
+shared machine that gives the steadiest per-round medians (HOST_RUNTIME.md); streams still run
+concurrently, one worker thread each.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import socket
+import uuid
+from pathlib import Path
+
+from rocm_perf.backends.base import Backend, Program, ProfileResult
+from rocm_perf.backends.host_trace import read_host_log
+from rocm_perf.backends.launch_prepass import prepass
+from rocm_perf.backends.process import run
+from rocm_perf.errors import RocmPerfError
+
+RUNTIME_DIR = Path(__file__).resolve().parent / "host_runtime"
+STEADY_THREADS = 1
+DEFAULT_FLAGS = ["-std=c++17", "-O2"]
+# -rdynamic exports the kernels' symbols so that the runtime reads their mangled names (dladdr).
+LINK_FLAGS = ["-rdynamic", "-lpthread", "-ldl"]
+
+
+def first_errors(stderr: str, limit: int = 3) -> str:
+    """The compiler's first errors, each with the user's line where the compiler gives one.
+
+    For a failed static_assert in the runtime (an unsupported feature), the line that matters is
+    the "required from here" in the user's file, not the header's.
+    """
+    lines = stderr.splitlines()
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if " error: " not in line and not line.startswith("error:") and " fatal error: " not in line:
+            continue
+        message = line
+        if "rocm-perf host backend:" in line:
+            message = line[line.index("rocm-perf host backend:") :].rstrip("\"'")
+            where = next((l.split(": required from here")[0] for l in lines[i + 1 : i + 12] if "required from here" in l),
+                         None)
+            if where is None:  # the use is the line before, in g++'s instantiation context
+                where = next((l.split(":   required from here")[0] for l in reversed(lines[:i]) if "required from here" in l),
+                             None)
+            if where:
+                message = f"{where.strip()}: {message}"
+        out.append(message.strip())
+        if len(out) >= limit:
+            break
+    if not out:
+        out = [l for l in lines if l.strip()][:limit]
+    return "\n".join(out)
+
+
+class HostBackend(Backend):
+    name = "host"
+    gpu_timings = False
+
+    def __init__(self, threads: int | None = None, *, serial: bool = False, compiler: str | None = None):
+        self.threads = threads if threads is not None else STEADY_THREADS
+        if self.threads < 1:
+            raise RocmPerfError(f"host backend threads must be at least 1, got {self.threads}")
+        self.serial = serial
+        self.compiler = compiler or os.environ.get("CXX") or "g++"
+
+    def available(self) -> tuple[bool, str]:
+        if shutil.which(self.compiler) is None:
+            return False, f"no C++ compiler `{self.compiler}` on PATH (install g++ or set CXX)"
+        if not (RUNTIME_DIR / "hip" / "hip_runtime.h").is_file():
+            return False, f"the host runtime headers are missing from {RUNTIME_DIR}"
+        return True, ""
+
+    def describe(self) -> str:
+        cpu = platform.processor() or platform.machine()
+        mode = ", serial" if self.serial else ""
+        return f"CPU: {cpu} ({self.threads} block thread{'s' if self.threads != 1 else ''}{mode}; host backend, CPU timings)"
+
+    def build(self, source: Path, out_dir: Path, flags: list[str] | None = None, timeout: float = 600) -> Program:
+        """Pre-pass the source (<<<>>>, extern __shared__) into out_dir, then compile it with the runtime."""
+        source = Path(source).resolve()
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            text = source.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            raise RocmPerfError(f"{source}: cannot read the source ({e.strerror})") from e
+        converted = prepass(text, str(source))
+        prepped = out_dir / f"{source.stem}.host.cpp"
+        # #line keeps compiler messages (and unsupported-feature errors) on the user's file and lines.
+        prepped.write_text(f'#line 1 "{source}"\n' + converted.text, encoding="utf-8")
+        executable = out_dir / source.stem
+        log = out_dir / "build.log"
+        user_flags = list(flags or [])
+        argv = [self.compiler, *DEFAULT_FLAGS, "-I", str(RUNTIME_DIR), "-I", str(source.parent), *user_flags,
+                "-x", "c++", str(prepped), "-x", "none", "-o", str(executable), *LINK_FLAGS]
+        done = run(argv, timeout=timeout, log=log)
+        if done.timed_out:
+            raise RocmPerfError(f"{source}: the host build timed out after {timeout:g} s (log: {log})")
+        if done.returncode != 0:
+            raise RocmPerfError(f"{source}: the host build failed:\n{first_errors(done.stderr)}\n(full log: {log})")
+        return Program(executable=executable, source=source, backend=self.name, flags=user_flags, build_log=log)
+
+    def environment(self, log_path: Path) -> dict[str, str]:
+        """The variables that configure the runtime for one profiled run."""
+        return {
+            "ROCM_PERF_HOST_LOG": str(log_path),
+            "ROCM_PERF_HOST_THREADS": str(self.threads),
+            "ROCM_PERF_HOST_SERIAL": "1" if self.serial else "0",
+        }
+
+    def profile(
+        self,
+        argv: list[str],
+        out_dir: Path,
+        timeout: float = 600,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ProfileResult:
+        """Run argv with tracing on; each process that used HIP leaves a rocpd database in out_dir."""
+        from rocm_perf.trace.rocpd_write import write_rocpd
+
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        tag = uuid.uuid4().hex[:8]
+        log_template = out_dir / f"host_trace_{tag}_%pid%.jsonl"
+        run_log = out_dir / "run.log"
+        done = run([str(a) for a in argv], timeout=timeout, cwd=cwd,
+                   env={**(env or {}), **self.environment(log_template)}, log=run_log)
+        databases: list[Path] = []
+        hostname = socket.gethostname()
+        for raw in sorted(out_dir.glob(f"host_trace_{tag}_*.jsonl")):
+            trace = read_host_log(raw)
+            pid = int(trace.metadata.get("pid", 0))
+            trace.metadata["hostname"] = hostname
+            trace.metadata["command"] = " ".join(str(a) for a in argv)
+            db = out_dir / f"{pid}_results.db"
+            databases.append(write_rocpd(trace, db, command=trace.metadata["command"], hostname=hostname, pid=pid))
+        return ProfileResult(
+            databases=databases,
+            returncode=done.returncode,
+            stdout=done.stdout,
+            stderr=done.stderr,
+            wall_s=done.wall_s,
+            timed_out=done.timed_out,
+            log=run_log,
+        )
+
+
+def is_source(path: Path) -> bool:
+    """Whether `path` is a source the host backend builds (as opposed to a built program)."""
+    return Path(path).suffix.lower() in (".cu", ".hip", ".cpp", ".cc", ".cxx")
+

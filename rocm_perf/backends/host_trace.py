@@ -1,0 +1,134 @@
+"""The host runtime's raw log (one JSON object per line, written at the program's exit) as a Trace.
+
+Record types (see host_runtime/rocm_perf_host/runtime.h, Tracer::write_log):
+  meta      {pid, threads, serial, warp_size}
+  kernel    {id, mangled, demangled, naming}   naming: "symbol" | "signature" | "source"
+  dispatch  {corr, kernel, stream, grid[3], block[3], shmem, start, end, tid}
+  api       {corr, name, start, end, tid, args{...}, digest?}
+Stream ids in dispatches are small integers (0 = null stream); the API arguments hold the
+hipStream_t pointer values, as in a rocprofv3 trace.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.model import UNKNOWN, Agent, ApiCalls, KernelSymbol, Trace
+from rocm_perf.trace.rocpd_read import DIGEST_ARG, parse_pointer
+
+HOST_AGENT_ID = 1
+
+
+def _records(path: Path) -> dict[str, list[dict]]:
+    by_type: dict[str, list[dict]] = {"meta": [], "kernel": [], "dispatch": [], "api": []}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise RocmPerfError(f"{path}:{number}: not a host runtime log line ({e.msg})") from e
+            by_type.setdefault(record.get("type", ""), []).append(record)
+    if not by_type["meta"]:
+        raise RocmPerfError(f"{path}: not a host runtime log (no meta record)")
+    return by_type
+
+
+def _symbol(record: dict) -> KernelSymbol:
+    mangled = record["mangled"]
+    # rocprofv3 names a kernel by its code-object symbol, the mangled name with `.kd`.
+    name = mangled + ".kd" if record.get("naming") in ("symbol", "signature") else mangled
+    return KernelSymbol(name=name, display_name=record["demangled"], vgpr=None, agpr=None, sgpr=None)
+
+
+def _api_calls(records: list[dict]) -> tuple[ApiCalls, list[str]]:
+    records = sorted(records, key=lambda r: (r["start"], r["corr"]))
+    names: list[str] = []
+    index: dict[str, int] = {}
+    n = len(records)
+    name = np.zeros(n, dtype=np.int32)
+    cols = {k: np.zeros(n, dtype=np.int64) for k in ("start", "end", "tid", "corr")}
+    stream = np.full(n, UNKNOWN, dtype=np.int64)
+    event = np.full(n, UNKNOWN, dtype=np.int64)
+    args: dict[int, dict[str, str]] = {}
+    digests: list[str] = []
+    for row, r in enumerate(records):
+        name[row] = index.setdefault(r["name"], len(names))
+        if name[row] == len(names):
+            names.append(r["name"])
+        for k in cols:
+            cols[k][row] = int(r[k])
+        a = dict(r.get("args") or {})
+        if "stream" in a:
+            stream[row] = parse_pointer(a["stream"])
+        if "event" in a:
+            event[row] = parse_pointer(a["event"])
+        if "digest" in r:
+            a[DIGEST_ARG] = r["digest"]
+            digests.append(r["digest"])
+        args[row] = a
+    calls = ApiCalls(names, name, cols["start"], cols["end"], cols["tid"], cols["corr"], stream, event, args)
+    return calls, digests
+
+
+def read_host_log(path: Path) -> Trace:
+    """The Trace of one host-backend run, from its raw log."""
+    path = Path(path)
+    records = _records(path)
+    meta = records["meta"][0]
+    kernels = sorted(records["kernel"], key=lambda r: r["id"])
+    symbols = [_symbol(r) for r in kernels]
+    position = {r["id"]: i for i, r in enumerate(kernels)}
+    dispatches = records["dispatch"]
+    api, digests = _api_calls(records["api"])
+
+    # The hipStream_t value behind each small stream id, from launches joined to their dispatches.
+    launch_stream = {int(api.corr[i]): int(api.stream[i]) for i in range(len(api)) if api.name_of(i) == "hipLaunchKernel"}
+    streams: dict[int, dict] = {0: {"name": "Default Stream", "handle": 0}}
+    for d in dispatches:
+        handle = launch_stream.get(int(d["corr"]))
+        streams.setdefault(int(d["stream"]), {"name": f"Stream {d['stream']}", "handle": handle})
+
+    threads = int(meta.get("threads", 1))
+    trace = Trace.from_rows(
+        start=[d["start"] for d in dispatches],
+        end=[d["end"] for d in dispatches],
+        kernel=[position[d["kernel"]] for d in dispatches],
+        symbols=symbols,
+        agent=[HOST_AGENT_ID] * len(dispatches),
+        queue=[d["stream"] for d in dispatches],
+        stream=[d["stream"] for d in dispatches],
+        corr=[d["corr"] for d in dispatches],
+        grid=[[g * b for g, b in zip(d["grid"], d["block"])] for d in dispatches],  # in threads, as rocprofv3
+        workgroup=[d["block"] for d in dispatches],
+        agents=[
+            Agent(
+                id=HOST_AGENT_ID,
+                type="CPU",
+                name="host",
+                product=f"CPU via rocm-perf host runtime ({threads} threads)",
+                cu_count=threads,
+                extra={"wave_front_size": int(meta.get("warp_size", 64)), "backend": "host"},
+            )
+        ],
+        api=api,
+        digests=digests,
+        metadata={
+            "format": "host-log",
+            "source_path": str(path),
+            "pid": int(meta.get("pid", 0)),
+            "api_trace": True,
+            "backend": "host",
+            "host_threads": threads,
+            "host_serial": bool(meta.get("serial", False)),
+            "kernel_naming": {r["mangled"]: r.get("naming", "") for r in kernels},
+            "streams": streams,
+            "queues": {sid: f"Queue {sid}" for sid in streams},
+        },
+    )
+    return trace

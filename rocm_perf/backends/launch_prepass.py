@@ -1,0 +1,277 @@
+"""The source pre-pass that lets a C++ compiler build HIP's two non-C++ constructs.
+
+- `kernel<<<grid, block, shmem, stream>>>(args)` becomes
+  `hipLaunchKernelGGL(kernel, grid, block, shmem, stream, args)`.
+- `extern __shared__ T name[];` (dynamic shared memory) becomes a pointer into the running
+  block's dynamic shared memory (inside a function) or an object that reads it (at file scope).
+
+Strings, character literals and comments are blanked before scanning, so a `<<<` in an error
+message or a comment is left alone; brackets are matched, so nested calls and templates in the
+launch work. Forms that cannot be rewritten faithfully (`(c ? k1 : k2)<<<...>>>`, `table[i]<<<`,
+template arguments with parentheses) raise RocmPerfError naming the file and line. Line numbers
+are preserved: compiler messages point at the user's lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rocm_perf.errors import RocmPerfError
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_RAW_STRING = re.compile(r'(?:u8|u|U|L)?R"([^()\\\s]{0,16})\(')
+_EXTERN_SHARED = re.compile(
+    r"\bextern\s+(?P<quals>(?:(?:__shared__|__align__\s*\(\s*\w+\s*\)|alignas\s*\(\s*\w+\s*\)|"
+    r"__attribute__\s*\(\(.*?\)\)|HIP_DYNAMIC_SHARED_ATTRIBUTE)\s*)+)"
+    r"(?P<type>[A-Za-z_][\w:<>,\s\*]*?)\s*(?P<name>\b[A-Za-z_]\w*)\s*\[\s*\]\s*;"
+)
+
+
+@dataclass
+class PrepassResult:
+    text: str
+    launches: int  # <<<>>> launches rewritten
+    dynamic_shared: int  # extern __shared__ declarations rewritten
+
+
+def blank_literals(text: str) -> str:
+    """`text` with the contents of comments, string and character literals replaced by spaces
+    (newlines kept), so that offsets and line numbers stay those of `text`."""
+    out = list(text)
+    i, n = 0, len(text)
+
+    def blank(a: int, b: int) -> None:
+        for k in range(a, b):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            blank(i, end)
+            i = end
+        elif c == "/" and text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            blank(i, end)
+            i = end
+        elif c == '"' or (c in "uULR" and (m := _RAW_STRING.match(text, i)) and (i == 0 or not _is_word(text[i - 1]))):
+            if c == '"':
+                end = _end_of_quoted(text, i, '"')
+            else:
+                close = ")" + m.group(1) + '"'
+                end = text.find(close, m.end())
+                end = n if end < 0 else end + len(close)
+            blank(i + 1, end - 1)
+            i = end
+        elif c == "'" and not (i > 0 and text[i - 1].isalnum()):  # not a digit separator (1'000)
+            end = _end_of_quoted(text, i, "'")
+            blank(i + 1, end - 1)
+            i = end
+        else:
+            i += 1
+    return "".join(out)
+
+
+def _is_word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _end_of_quoted(text: str, start: int, quote: str) -> int:
+    i = start + 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == quote or text[i] == "\n":
+            return i + 1
+        i += 1
+    return len(text)
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _fail(path: str, masked: str, offset: int, what: str) -> RocmPerfError:
+    return RocmPerfError(f"{path}:{_line_of(masked, offset)}: {what}")
+
+
+def _kernel_name_start(masked: str, end: int, path: str) -> int:
+    """Where the kernel name that ends at `end` (exclusive) begins: identifiers, `::` and
+    balanced template argument lists."""
+    i = end
+    while i > 0 and masked[i - 1].isspace():
+        i -= 1
+    name_end = i
+    while i > 0:
+        c = masked[i - 1]
+        if c == ">":
+            depth, j = 0, i - 1
+            while j >= 0:
+                if masked[j] == ">":
+                    depth += 1
+                elif masked[j] == "<":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                elif masked[j] in "();{}":
+                    raise _fail(path, masked, end, "unsupported kernel launch: template arguments with parentheses or "
+                                "expressions before <<<; name the kernel with a type alias or constant instead")
+                j -= 1
+            if j < 0:
+                raise _fail(path, masked, end, "unbalanced template arguments before <<<")
+            i = j
+            while i > 0 and masked[i - 1].isspace():
+                i -= 1
+            continue  # the template's name comes next
+        elif _is_word(c):
+            while i > 0 and _is_word(masked[i - 1]):
+                i -= 1
+        else:
+            break
+        k = i
+        while k > 0 and masked[k - 1].isspace():
+            k -= 1
+        if masked[k - 2 : k] == "::":
+            i = k - 2
+            while i > 0 and masked[i - 1].isspace():
+                i -= 1
+            continue
+        break
+    name = masked[i:name_end].strip()
+    before = masked[:i].rstrip()[-1:]
+    if not name or not (_IDENT.match(name) or name.startswith("::")) or before == ".":
+        shown = masked[max(0, i - 20) : end].strip().splitlines()[-1:] or ["?"]
+        raise _fail(path, masked, end, f"unsupported kernel launch form `{shown[0]}<<<...>>>`: the host backend needs "
+                    "a named kernel before <<< (write one launch per kernel, e.g. with if/else)")
+    return i
+
+
+def _split_top_level(masked: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of the comma-separated items in masked[start:end], ignoring nested commas."""
+    spans, depth, item = [], 0, start
+    for k in range(start, end):
+        c = masked[k]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            spans.append((item, k))
+            item = k + 1
+    spans.append((item, end))
+    return spans
+
+
+def _matching_close(masked: str, open_at: int, path: str) -> int:
+    depth = 0
+    for k in range(open_at, len(masked)):
+        c = masked[k]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return k
+    raise _fail(path, masked, open_at, "unbalanced parentheses in a kernel launch")
+
+
+def _find_config_end(masked: str, start: int, path: str) -> int:
+    depth = 0
+    for k in range(start, len(masked)):
+        c = masked[k]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and masked.startswith(">>>", k):
+            return k
+        elif c == ";" and depth == 0:
+            break
+    raise _fail(path, masked, start, "a kernel launch <<< without its closing >>>")
+
+
+def rewrite_launches(text: str, path: str = "<source>") -> tuple[str, int]:
+    """Every `name<<<cfg>>>(args)` in `text` as a hipLaunchKernelGGL call; returns (text, count)."""
+    masked = blank_literals(text)
+    pieces: list[str] = []
+    cursor = count = 0
+    search_from = 0
+    while (at := masked.find("<<<", search_from)) >= 0:
+        name_start = _kernel_name_start(masked, at, path)
+        config_end = _find_config_end(masked, at + 3, path)
+        k = config_end + 3
+        while k < len(masked) and masked[k].isspace():
+            k += 1
+        if k >= len(masked) or masked[k] != "(":
+            raise _fail(path, masked, at, "a kernel launch <<<...>>> must be followed by its (arguments)")
+        args_close = _matching_close(masked, k, path)
+        config = [masked[a:b] for a, b in _split_top_level(masked, at + 3, config_end)]
+        if not 2 <= len(config) <= 4 or any(not c.strip() for c in config):
+            raise _fail(path, masked, at, f"a kernel launch needs 2 to 4 launch parameters in <<<...>>>, got {len(config)}")
+        config += ["0"] * (4 - len(config))
+        name = " ".join(masked[name_start:at].split())
+        if "<" in name:
+            name = f"HIP_KERNEL_NAME({name})"
+        args = text[k + 1 : args_close]
+        launch = f"hipLaunchKernelGGL({name}, {', '.join(c.strip() for c in config)}"
+        launch += (", " + args if args.strip() else args) + ")"
+        # Keep every newline of the original span so that later line numbers do not move.
+        launch += "\n" * (text[name_start : args_close + 1].count("\n") - launch.count("\n"))
+        pieces.append(text[cursor:name_start])
+        pieces.append(launch)
+        cursor = args_close + 1
+        search_from = args_close + 1
+        count += 1
+    pieces.append(text[cursor:])
+    return "".join(pieces), count
+
+
+def _scope_is_block(masked: str, offset: int) -> bool:
+    """Whether `offset` lies inside a function body (not at file or namespace scope)."""
+    openers: list[int] = []
+    for k in range(offset):
+        c = masked[k]
+        if c == "{":
+            openers.append(k)
+        elif c == "}" and openers:
+            openers.pop()
+    for k in openers:
+        before = masked[:k].rstrip()
+        if re.search(r"\bnamespace(\s+[\w:]+)?\s*$", before) or re.search(r"\bextern\s*$", before):
+            continue  # `extern "C" {` (the string is blanked) or a namespace
+        return True
+    return False
+
+
+def rewrite_dynamic_shared(text: str, path: str = "<source>") -> tuple[str, int]:
+    """`extern __shared__ T name[];` as a pointer to the block's dynamic shared memory."""
+    masked = blank_literals(text)
+    pieces, cursor, count = [], 0, 0
+    for m in _EXTERN_SHARED.finditer(masked):
+        if "__shared__" not in m.group("quals"):
+            continue
+        type_text = " ".join(text[m.start("type") : m.end("type")].split())
+        name = m.group("name")
+        if _scope_is_block(masked, m.start()):
+            replacement = f"{type_text}* const {name} = reinterpret_cast<{type_text}*>(::rocm_perf_host::dynamic_shared());"
+        else:
+            replacement = f"[[maybe_unused]] static constexpr ::rocm_perf_host::DynamicShared<{type_text}> {name}{{}};"
+        replacement += "\n" * text[m.start() : m.end()].count("\n")
+        pieces.append(text[cursor : m.start()])
+        pieces.append(replacement)
+        cursor = m.end()
+        count += 1
+    pieces.append(text[cursor:])
+    return "".join(pieces), count
+
+
+def prepass(text: str, path: str = "<source>") -> PrepassResult:
+    """Both rewrites; the result compiles with a C++ compiler against the host runtime."""
+    text, shared = rewrite_dynamic_shared(text, path)
+    text, launches = rewrite_launches(text, path)
+    return PrepassResult(text=text, launches=launches, dynamic_shared=shared)
