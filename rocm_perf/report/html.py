@@ -136,7 +136,7 @@ def render_markdown(view: RunView | SweepView) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-def _write(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
@@ -166,8 +166,8 @@ def run_report(target: Path, *, html: Path | None = None, markdown: Path | None 
     view = load_view(directory)
     html = html or directory / "report.html"
     markdown = markdown or directory / "report.md"
-    _write(html, render_html(view))
-    _write(markdown, render_markdown(view))
+    write_text_atomic(html, render_html(view))
+    write_text_atomic(markdown, render_markdown(view))
     print(f"wrote {html}")
     print(f"wrote {markdown}")
     return 0

@@ -65,11 +65,14 @@ def interval_plot(estimate: float | None, low: float | None, high: float | None,
     """A ratio (candidate/baseline) with its confidence interval on an axis around 1.0 (no change)."""
     if estimate is None or low is None or high is None:
         return Markup('<span class="muted">no interval</span>')
-    span = max(abs(1 - low), abs(high - 1), abs(1 - estimate), 0.02) * 1.25
+    finite = [v for v in (low, high, estimate) if math.isfinite(v)]
+    span = min(max([abs(v - 1) for v in finite] + [0.02]) * 1.25, 0.9)
     lo, hi = 1 - span, 1 + span
     pad = 10
 
     def x(v: float) -> float:
+        # An interval open on one side (too few rounds) runs to the edge of the axis.
+        v = min(max(v, lo), hi) if math.isfinite(v) else (hi if v > 0 else lo)
         return pad + (width - 2 * pad) * (v - lo) / (hi - lo)
 
     faster = high < 1

@@ -156,3 +156,139 @@ class SweepView:
     @property
     def runs(self) -> list[RunView]:
         return [r.run for r in self.rows if r.run is not None]
+
+
+# ---- reading a run directory ---------------------------------------------------------------------
+
+def _median(values: list[float]) -> float | None:
+    values = sorted(v for v in values if v and v > 0)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def _resources_of(resources: dict | None, kernel: str) -> Resources | None:
+    """The compile check's record of `kernel` (keyed by demangled name, as the loop stores it)."""
+    if not resources or not kernel:
+        return None
+    for name, r in resources.items():
+        if not isinstance(r, dict) or name.startswith("__"):
+            continue
+        if name == kernel or name.startswith(kernel + "("):
+            return Resources(**{k: r.get(k) for k in Resources.__dataclass_fields__})
+    return None
+
+
+def _share_of(rounds: list, role: str, symbols: set[str], kernel: str) -> float | None:
+    """Mean critical-path share of the kernel's symbols over the given role's good rounds."""
+    shares = []
+    for r in rounds:
+        if r.role != role or not r.ok:
+            continue
+        per_symbol = r.outputs.get("cp_share", {}) or {}
+        matched = [v for s, v in per_symbol.items() if s in symbols or s == kernel or s.startswith(kernel + "(")]
+        if matched:
+            shares.append(sum(matched))
+    return sum(shares) / len(shares) if shares else None
+
+
+def _flatten(prefix: str, value, out: dict[str, str]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(value, list):
+        out[prefix] = ", ".join(str(v) for v in value)
+    elif value is not None:
+        out[prefix] = str(value)
+
+
+def _environment(run_dir: Path) -> dict[str, str]:
+    import json
+
+    path = run_dir / "metadata.json"
+    if not path.exists():
+        return {}
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        return {"metadata.json": f"unreadable ({e})"}
+    out: dict[str, str] = {}
+    _flatten("", doc, out)
+    return out
+
+
+def _interval(evidence: dict | None) -> dict | None:
+    if not evidence:
+        return None
+    cp = evidence.get("critical_path")
+    return cp if cp and cp.get("n") else None
+
+
+def load_run(run_dir: Path) -> RunView:
+    """A run directory's report record, from its ledger (the source of truth) and metadata.json.
+
+    Works on a finished run, on one still running and on one that was killed: whatever the
+    ledger holds is shown.
+    """
+    from rocm_perf.errors import RocmPerfError
+    from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
+
+    run_dir = Path(run_dir)
+    if not (run_dir / LEDGER_NAME).exists():
+        raise RocmPerfError(f"{run_dir}: not a rocm-perf run directory (no {LEDGER_NAME})")
+    ledger = Ledger(run_dir / LEDGER_NAME)
+    try:
+        view = RunView(name=run_dir.name, path=run_dir, source=str(ledger.get("source_path") or ""),
+                       backend=str(ledger.get("backend") or ""), state=str(ledger.state or ""))
+        device = ledger.get("device")
+        reference = [r.cp_ns for p in ("reference", "aa") for r in ledger.rounds(BASELINE_TRIAL, p) if r.role == "B" and r.ok]
+        view.baseline_ns = _median(reference)
+        final_rounds = ledger.rounds(BASELINE_TRIAL, "final")
+        final_check = ledger.get("final_check")
+        if final_rounds:
+            view.baseline_ns = _median([r.cp_ns for r in final_rounds if r.role == "B" and r.ok]) or view.baseline_ns
+            view.final_ns = _median([r.cp_ns for r in final_rounds if r.role == "C" and r.ok])
+        if final_check and final_check.get("n"):
+            view.ratio, view.ratio_low, view.ratio_high = final_check["estimate"], final_check["low"], final_check["high"]
+        elif len(ledger.baselines()) <= 1 and view.state == "done":
+            view.final_ns, view.ratio = view.baseline_ns, 1.0  # nothing accepted: final is the original
+        min_gain = ledger.get("effective_min_gain")
+        top = ledger.get("top_kernels", []) or []
+        baselines = ledger.baselines()
+        for t in ledger.trials():
+            phase = "confirm" if "confirm" in t.evidence else "screen"
+            evidence = t.evidence.get(phase, {})
+            rounds = ledger.rounds(t.id, phase)
+            iv = _interval(evidence)
+            kernel_iv = evidence.get("kernel") if evidence else None
+            decision = t.status if t.status in ("accepted", "rejected") else t.status
+            before = baselines[t.generation].resources if t.generation < len(baselines) else {}
+            symbols = {k["symbol"] for k in top if k.get("kernel") == t.kernel}
+            view.trials.append(TrialView(
+                id=str(t.id), kernel=t.kernel, loop_id=t.loop_id, rule=t.rule, factor=t.factor, decision=decision,
+                reason=t.reason, diff=t.diff,
+                ratio=iv["estimate"] if iv else None, ratio_low=iv["low"] if iv else None, ratio_high=iv["high"] if iv else None,
+                accept_below=1 - float(min_gain) if min_gain is not None else None,
+                kernel_ratio=kernel_iv.get("estimate") if kernel_iv and kernel_iv.get("n") else None,
+                baseline_rounds=[r.cp_ns for r in rounds if r.role == "B" and r.ok],
+                candidate_rounds=[r.cp_ns for r in rounds if r.role == "C" and r.ok],
+                resources_before=_resources_of(before, t.kernel), resources_after=_resources_of(t.resources, t.kernel),
+                cp_share_before=_share_of(rounds, "B", symbols, t.kernel), cp_share_after=_share_of(rounds, "C", symbols, t.kernel),
+            ))
+        diff_path = run_dir / "accepted.diff"
+        view.accepted_diff = diff_path.read_text(encoding="utf-8", errors="replace") if diff_path.exists() else ""
+        view.environment = _environment(run_dir)
+        if device:
+            view.environment.setdefault("device", str(device))
+        nf = ledger.get("noise_floor")
+        if nf and nf.get("floor") is not None:
+            view.notes.append(f"A/A noise floor {float(nf['floor']) * 100:.2f} %; smallest gain accepted "
+                              f"{float(min_gain or 0) * 100:.2f} %")
+        if ledger.get("stop_reason"):
+            view.notes.append(f"stopped proposing: {ledger.get('stop_reason')}")
+        if ledger.get("compile_check_error"):
+            view.notes.append("the AMD compile check failed on the baseline: candidates were checked without it")
+        return view
+    finally:
+        ledger.close()

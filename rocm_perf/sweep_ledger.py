@@ -1,0 +1,202 @@
+"""The sweep ledger (sweep.db, SQLite): targets, their status, the budget spent, what happened.
+
+It sits over the per-target run ledgers (each run keeps its own ledger.db): here is only what the
+sweep decides. Every change is committed at once (WAL, synchronous=FULL), so `kill -9` loses at
+most the seconds since the last heartbeat of budget accounting and nothing of the targets.
+
+Target statuses: pending -> running -> done | failed (deterministic: does not build, bad
+options) | quarantined (kept failing after retries); `running` found on resume means the sweep
+was killed during that target: it is resumed (its run continues from its own ledger).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocm_perf.errors import RocmPerfError
+
+SWEEP_DB = "sweep.db"
+SCHEMA_VERSION = 1
+
+PENDING, RUNNING, DONE, FAILED, QUARANTINED = "pending", "running", "done", "failed", "quarantined"
+FINISHED = (DONE, FAILED, QUARANTINED)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS targets (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, identity TEXT NOT NULL UNIQUE, name TEXT NOT NULL UNIQUE,
+    spec TEXT NOT NULL, source_sha256 TEXT NOT NULL, status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0, reason TEXT NOT NULL DEFAULT '', run_dir TEXT NOT NULL DEFAULT '',
+    expected_value REAL NOT NULL DEFAULT 0, baseline_ns REAL, final_ns REAL,
+    accepted INTEGER NOT NULL DEFAULT 0, rejected INTEGER NOT NULL DEFAULT 0,
+    used_s REAL NOT NULL DEFAULT 0, generation INTEGER NOT NULL DEFAULT 1, updated REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, pid INTEGER NOT NULL, started REAL NOT NULL,
+    last_seen REAL NOT NULL, ended REAL, how TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL,
+    detail TEXT NOT NULL);
+"""
+
+
+@dataclass
+class TargetRow:
+    """A target as the sweep ledger knows it."""
+
+    id: int
+    identity: str
+    name: str
+    spec: dict[str, Any]
+    source_sha256: str
+    status: str
+    attempts: int
+    reason: str
+    run_dir: str
+    expected_value: float
+    baseline_ns: float | None
+    final_ns: float | None
+    accepted: int
+    rejected: int
+    used_s: float
+    generation: int
+
+
+_TARGET_COLUMNS = ("id, identity, name, spec, source_sha256, status, attempts, reason, run_dir, expected_value, "
+                   "baseline_ns, final_ns, accepted, rejected, used_s, generation")
+_UPDATABLE = frozenset({"status", "attempts", "reason", "run_dir", "expected_value", "baseline_ns", "final_ns",
+                        "accepted", "rejected", "used_s", "generation", "source_sha256", "spec"})
+
+
+class SweepLedger:
+    """sweep.db; every call commits. One writer process at a time (the sweep lock sees to it)."""
+
+    def __init__(self, sweep_dir: Path, *, create: bool = False):
+        self.path = Path(sweep_dir) / SWEEP_DB
+        if not create and not self.path.exists():
+            raise RocmPerfError(f"{sweep_dir}: not a sweep directory (no {SWEEP_DB})")
+        try:
+            self.db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.executescript(_SCHEMA)
+            if self.get("schema_version") is None:
+                self.set("schema_version", SCHEMA_VERSION)
+        except sqlite3.OperationalError as e:
+            raise RocmPerfError(f"{self.path}: cannot write the sweep ledger ({e})") from e
+        except sqlite3.DatabaseError as e:
+            raise RocmPerfError(f"{self.path}: not a rocm-perf sweep ledger ({e})") from e
+        if self.get("schema_version") != SCHEMA_VERSION:
+            raise RocmPerfError(f"{self.path}: sweep ledger schema {self.get('schema_version')}, this rocm-perf reads {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _write(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
+        try:
+            return self.db.execute(sql, params)
+        except sqlite3.OperationalError as e:
+            raise RocmPerfError(f"{self.path}: cannot write the sweep ledger ({e}); free disk space") from e
+
+    # ---- meta ------------------------------------------------------------------------------
+
+    def set(self, key: str, value: Any) -> None:
+        self._write("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return default if row is None else json.loads(row[0])
+
+    # ---- targets ---------------------------------------------------------------------------
+
+    def add_target(self, identity: str, name: str, spec: dict, sha256: str, expected_value: float = 0.0) -> TargetRow:
+        """Insert a pending target (or return the one with this identity)."""
+        existing = self.target_by_identity(identity)
+        if existing is not None:
+            return existing
+        taken = {t.name for t in self.targets()}
+        unique, k = name, 2
+        while unique in taken:
+            unique, k = f"{name}-{k}", k + 1
+        spec = {**spec, "name": unique}
+        self._write(
+            "INSERT INTO targets (identity, name, spec, source_sha256, status, expected_value, updated) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (identity, unique, json.dumps(spec), sha256, PENDING, expected_value, time.time()),
+        )
+        self.event(unique, "added", spec.get("source", ""))
+        return self.target_by_identity(identity)
+
+    def update_target(self, name: str, **fields: Any) -> None:
+        unknown = set(fields) - _UPDATABLE
+        if unknown:
+            raise ValueError(f"unknown target fields {sorted(unknown)}")
+        cols = [f"{k} = ?" for k in fields] + ["updated = ?"]
+        values = [json.dumps(v) if k == "spec" else v for k, v in fields.items()] + [time.time()]
+        self._write(f"UPDATE targets SET {', '.join(cols)} WHERE name = ?", (*values, name))
+
+    def targets(self, status: str | None = None) -> list[TargetRow]:
+        sql = f"SELECT {_TARGET_COLUMNS} FROM targets"
+        params: tuple = ()
+        if status is not None:
+            sql += " WHERE status = ?"
+            params = (status,)
+        return [_row(r) for r in self.db.execute(sql + " ORDER BY id", params)]
+
+    def target(self, name: str) -> TargetRow:
+        row = self.db.execute(f"SELECT {_TARGET_COLUMNS} FROM targets WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise RocmPerfError(f"{self.path}: no target {name}")
+        return _row(row)
+
+    def target_by_identity(self, identity: str) -> TargetRow | None:
+        row = self.db.execute(f"SELECT {_TARGET_COLUMNS} FROM targets WHERE identity = ?", (identity,)).fetchone()
+        return None if row is None else _row(row)
+
+    # ---- sessions: the budget spent is the sum of session lengths ------------------------------
+
+    def start_session(self) -> int:
+        now = time.time()
+        cur = self._write("INSERT INTO sessions (pid, started, last_seen) VALUES (?, ?, ?)", (os.getpid(), now, now))
+        return int(cur.lastrowid)
+
+    def heartbeat(self, session: int) -> None:
+        self._write("UPDATE sessions SET last_seen = ? WHERE id = ?", (time.time(), session))
+
+    def end_session(self, session: int, how: str) -> None:
+        now = time.time()
+        self._write("UPDATE sessions SET last_seen = ?, ended = ?, how = ? WHERE id = ?", (now, now, how, session))
+
+    def used_s(self) -> float:
+        """Wall time the sweep has run, over all its sessions (a killed one counts to its last heartbeat)."""
+        row = self.db.execute("SELECT COALESCE(SUM(last_seen - started), 0) FROM sessions").fetchone()
+        return float(row[0])
+
+    def sessions(self) -> list[tuple[int, int, float, float, float | None, str]]:
+        return [tuple(r) for r in self.db.execute("SELECT id, pid, started, last_seen, ended, how FROM sessions ORDER BY id")]
+
+    # ---- events ----------------------------------------------------------------------------
+
+    def event(self, target: str, kind: str, detail: str = "") -> None:
+        self._write("INSERT INTO events (at, target, kind, detail) VALUES (?, ?, ?, ?)", (time.time(), target, kind, detail))
+
+    def events(self, target: str | None = None, kind: str | None = None) -> list[tuple[float, str, str, str]]:
+        sql, where, params = "SELECT at, target, kind, detail FROM events", [], []
+        if target is not None:
+            where.append("target = ?")
+            params.append(target)
+        if kind is not None:
+            where.append("kind = ?")
+            params.append(kind)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [tuple(r) for r in self.db.execute(sql + " ORDER BY id", params)]
+
+
+def _row(r: tuple) -> TargetRow:
+    return TargetRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], int(r[6]), r[7], r[8], float(r[9]),
+                     r[10], r[11], int(r[12]), int(r[13]), float(r[14]), int(r[15]))

@@ -1,0 +1,179 @@
+"""What a sweep optimizes: targets from .cu files, directories of them, and TOML manifests.
+
+A manifest lists sources with their run command, arguments, kernels, rules and per-target
+options; paths in it are relative to the manifest's folder:
+
+    [defaults]
+    max_trials = 8
+
+    [[target]]
+    source = "saxpy.cu"
+    args = ["--n", "1048576"]
+    kernels = ["saxpy"]
+    budget = "30m"
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocm_perf.errors import RocmPerfError
+
+SOURCE_SUFFIXES = (".cu", ".hip")
+MANIFEST_SUFFIX = ".toml"
+
+# Manifest keys -> how to read them. Everything else in a target table is an error (typos would
+# otherwise be silently ignored for a whole night).
+_LIST_KEYS = ("kernels", "rules")
+_STR_KEYS = ("run", "budget", "min_gain", "confidence", "arch", "compile_check", "timing_lines", "rules_dir", "name", "source")
+_INT_KEYS = ("max_trials", "rounds", "max_rounds", "aa_rounds")
+_FLOAT_KEYS = ("timeout",)
+MANIFEST_KEYS = frozenset(_LIST_KEYS + _STR_KEYS + _INT_KEYS + _FLOAT_KEYS + ("args", "cflags", "factors", "allow_lower_occupancy"))
+
+
+@dataclass
+class SweepTarget:
+    """One source to optimize, with the options it needs (already validated)."""
+
+    name: str  # unique within the sweep; names its run folder
+    source: Path  # absolute
+    options: dict[str, Any] = field(default_factory=dict)  # manifest options (see MANIFEST_KEYS)
+    origin: str = ""  # the argument or manifest it came from
+
+    def identity(self) -> str:
+        """Same source with the same options is the same target, whatever it is named."""
+        return f"{self.source}|{sorted(self.options.items())!r}"
+
+    def spec(self) -> dict[str, Any]:
+        """What the sweep ledger stores: enough to rebuild the target on resume."""
+        return {"name": self.name, "source": str(self.source), "options": self.options, "origin": self.origin}
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> "SweepTarget":
+        return cls(spec["name"], Path(spec["source"]), dict(spec.get("options", {})), spec.get("origin", ""))
+
+
+def source_hash(path: Path) -> str:
+    """sha256 of the source's bytes: what the daemon compares to notice a change."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as e:
+        raise RocmPerfError(f"{path}: cannot read the target source ({e.strerror or e})") from e
+
+
+def _as_list(value: Any, key: str, where: str) -> list[str]:
+    if isinstance(value, str):
+        return shlex.split(value) if key in ("args", "cflags") else [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return [str(v) for v in value]
+    raise RocmPerfError(f"{where}: `{key}` must be a string or a list of strings")
+
+
+def _target_options(table: dict[str, Any], where: str) -> dict[str, Any]:
+    unknown = sorted(set(table) - MANIFEST_KEYS)
+    if unknown:
+        raise RocmPerfError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(MANIFEST_KEYS))})")
+    options: dict[str, Any] = {}
+    for key, value in table.items():
+        if key in ("source", "name"):
+            continue
+        if key in ("args", "cflags") + _LIST_KEYS:
+            options[key] = _as_list(value, key, where)
+        elif key == "factors":
+            items = value if isinstance(value, list) else str(value).split(",")
+            try:
+                options[key] = [int(v) for v in items]
+            except (TypeError, ValueError) as e:
+                raise RocmPerfError(f"{where}: `factors` must be integers like [2, 4, 8]") from e
+        elif key in _INT_KEYS:
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise RocmPerfError(f"{where}: `{key}` must be an integer")
+            options[key] = value
+        elif key in _FLOAT_KEYS:
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise RocmPerfError(f"{where}: `{key}` must be a number of seconds")
+            options[key] = float(value)
+        elif key == "allow_lower_occupancy":
+            if not isinstance(value, bool):
+                raise RocmPerfError(f"{where}: `{key}` must be true or false")
+            options[key] = value
+        else:
+            options[key] = str(value)
+    return options
+
+
+def load_manifest(path: Path) -> list[SweepTarget]:
+    """The targets of a TOML manifest; errors name the manifest and the offending entry."""
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise RocmPerfError(f"{path}: cannot read the manifest ({e.strerror or e})") from e
+    except tomllib.TOMLDecodeError as e:
+        raise RocmPerfError(f"{path}: not valid TOML ({e})") from e
+    extra = sorted(set(doc) - {"defaults", "target"})
+    if extra:
+        raise RocmPerfError(f"{path}: unknown table(s) {', '.join(extra)}: expected [defaults] and [[target]]")
+    defaults = doc.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise RocmPerfError(f"{path}: [defaults] must be a table")
+    default_options = _target_options(defaults, f"{path} [defaults]")
+    entries = doc.get("target", [])
+    if not isinstance(entries, list) or not entries:
+        raise RocmPerfError(f"{path}: no [[target]] entries")
+    targets = []
+    for i, entry in enumerate(entries, 1):
+        where = f"{path} target {i}"
+        if not isinstance(entry, dict) or "source" not in entry:
+            raise RocmPerfError(f"{where}: every [[target]] needs `source`")
+        source = (path.parent / str(entry["source"])).resolve()
+        if not source.is_file():
+            raise RocmPerfError(f"{where}: source {entry['source']} not found (looked for {source})")
+        options = {**default_options, **_target_options(entry, where)}
+        name = str(entry.get("name") or source.stem)
+        targets.append(SweepTarget(name, source, options, origin=str(path)))
+    return targets
+
+
+def discover_targets(paths: list[Path]) -> list[SweepTarget]:
+    """Targets from command-line arguments, in argument order, each source once, names unique."""
+    found: list[SweepTarget] = []
+    for p in paths:
+        if p.is_dir():
+            sources = sorted(q for q in p.iterdir() if q.suffix in SOURCE_SUFFIXES and q.is_file())
+            found += [SweepTarget(q.stem, q.resolve(), {}, origin=str(p)) for q in sources]
+            manifests = sorted(q for q in p.iterdir() if q.suffix == MANIFEST_SUFFIX and q.is_file())
+            for m in manifests:
+                found += load_manifest(m)
+        elif p.suffix == MANIFEST_SUFFIX:
+            found += load_manifest(p)
+        elif p.suffix in SOURCE_SUFFIXES and p.is_file():
+            found.append(SweepTarget(p.stem, p.resolve(), {}, origin=str(p)))
+        elif not p.exists():
+            raise RocmPerfError(f"{p}: no such file or directory")
+        else:
+            raise RocmPerfError(f"{p}: not a .cu/.hip source, a directory of them, or a .toml manifest")
+    return _unique(found)
+
+
+def _unique(targets: list[SweepTarget]) -> list[SweepTarget]:
+    """Drop a source listed twice with the same options; give clashing names a numeric suffix."""
+    seen: set[str] = set()
+    names: set[str] = set()
+    out = []
+    for t in targets:
+        identity = t.identity()
+        if identity in seen:
+            continue
+        seen.add(identity)
+        name, k = t.name, 2
+        while name in names:
+            name, k = f"{t.name}-{k}", k + 1
+        names.add(name)
+        t.name = name
+        out.append(t)
+    return out
