@@ -82,6 +82,7 @@ def test_nothing_installed_gives_nulls_not_errors(tmp_path, monkeypatch):
     assert env["rocm"]["rocprofv3"] is None and env["rocm"]["hipcc"] is None
     assert env["compilers"] == {"cxx": None, "hipcc": None}
     assert env["gpu_agents"] == []
+    assert env["gpu_clocks"] is None
     assert env["source"]["sha256"] is None  # unreadable source: null, no error
     assert env["git"] is None
     json.dumps(env)

@@ -250,6 +250,29 @@ def test_build_with_hipcc_for_the_agent_arch(hipcc, tmp_path):
     assert "--offload-arch=gfx90a" in program.build_log.read_text()
 
 
+def test_hipcc_from_the_environment_is_respected(hipcc, tmp_path, monkeypatch):
+    spelled = str(Path(hipcc).parent / ".." / Path(hipcc).parent.name / "hipcc")  # same tool, our spelling
+    monkeypatch.setenv("HIPCC", spelled)
+    program = RocmBackend(arch="gfx90a").build(DATA / "compile" / "resources.cu", tmp_path / "build")
+    assert program.build_log.read_text().startswith(f"$ {spelled} ")
+
+
+def test_rocprofv3_under_rocm_path_is_found(tmp_path, monkeypatch):
+    rocm = tmp_path / "rocm"
+    (rocm / "bin").mkdir(parents=True)
+    (rocm / "bin" / "rocprofv3").symlink_to(DOUBLES / "fake_rocprofv3")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "rocminfo").symlink_to(DOUBLES / "fake_rocminfo")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("ROCM_PATH", str(rocm))
+    backend = RocmBackend()
+    assert backend.available()[0]
+    result = backend.profile(marker_program(tmp_path), tmp_path / "out", timeout=60)
+    assert len(result.databases) == 1
+    assert f"$ {rocm / 'bin' / 'rocprofv3'} --kernel-trace" in result.log.read_text()
+
+
 def test_build_error_shows_the_compiler_errors(hipcc, tmp_path):
     with pytest.raises(RocmPerfError, match="undeclared_value"):
         RocmBackend(arch="gfx90a").build(DATA / "compile" / "broken.cu", tmp_path)

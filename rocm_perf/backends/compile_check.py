@@ -189,7 +189,7 @@ def choose_target(requested: str, hipcc: str | None = None) -> tuple[str, str, s
 def compile_check(
     source: Path,
     *,
-    arch: str = "gfx90a",
+    arch: str | None = "gfx90a",
     flags: tuple[str, ...] | list[str] = (),
     timeout: float = 300,
     keep_isa: bool = False,
@@ -201,6 +201,7 @@ def compile_check(
     Writes only under `workdir` (or a temporary directory); the source is read, never written.
     """
     source = Path(source)
+    arch = arch or "gfx90a"  # callers pass None for "no preference"
     hipcc = find_hipcc()
     if hipcc is None:
         ok, why = hipcc_available()

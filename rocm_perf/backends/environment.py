@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import json
 import os
 import platform
 import re
@@ -56,6 +57,7 @@ def capture_environment(*, source: Path | None = None, backend=None, command: li
         "os": _os_release(),
         "cpu": {"model": _cpu_model(), "count": os.cpu_count()},
         "gpu_agents": _gpu_agents(),
+        "gpu_clocks": _gpu_clocks(),
         "rocm": {
             "path": _safe(lambda: str(rocm_root()) if rocm_root() else None),
             "version_file": _rocm_version_file(),
@@ -166,6 +168,21 @@ def _gpu_agents() -> list[dict] | None:
         {"arch": a.arch, "product": a.product, "cu_count": a.cu_count, "max_clock_mhz": a.max_clock_mhz, "source": a.source}
         for a in agents
     ]
+
+
+def _gpu_clocks() -> dict | None:
+    """Current clocks as the SMI tool reports them (its own JSON, kept as is), or None."""
+    queries = [("amd-smi", ["metric", "--clock", "--json"]), ("rocm-smi", ["--showclocks", "--json"])]
+    for tool, args in queries:
+        path = find_rocm_tool(tool)
+        text = _run_text([path, *args]) if path else None
+        if text is None:
+            continue
+        try:
+            return {"tool": tool, "data": json.loads(text)}
+        except ValueError:
+            continue
+    return None
 
 
 def _rocm_version_file() -> str | None:
