@@ -1,0 +1,688 @@
+"""Loops in a kernel and in the `__device__` helpers it calls: header parts, induction variable,
+step, constant trip count, nesting depth, body flags, an existing unroll pragma.
+
+Loop ids are `KERNEL:FUNCTION:ORDINAL:LINE`: the kernel's name, the function the loop is written
+in (the kernel itself or a helper), the loop's 1-based position in a pre-order walk of that
+function's body, and its 1-based line. The same file and flags always give the same ids; a rewrite
+that adds lines or loops above a loop changes its id, so re-analyze after applying one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+from clang.cindex import Cursor, CursorKind, TypeKind
+
+from rocm_perf.source.cursors import (
+    LOOP_KINDS,
+    indentation,
+    skip_space_and_comments,
+    span,
+    strip_implicit,
+    text,
+    tokens_between,
+    walk,
+)
+from rocm_perf.source.kernels import KernelInfo, body_of
+from rocm_perf.source.parse import ParsedSource
+from rocm_perf.source.trip_count import binary_operator, evaluate_int, trip_count, unary_operator
+
+BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
+            "__builtin_amdgcn_s_barrier", "__barrier"}  # fmt: skip
+ATOMIC_PREFIXES = ("atomic", "__hip_atomic", "__atomic", "safeAtomic", "unsafeAtomic")
+# Values the same for every thread of a block: a trip count built only from these is uniform.
+BLOCK_UNIFORM_BUILTINS = {"blockDim", "gridDim", "blockIdx"}
+_SIGNED = {TypeKind.CHAR_S, TypeKind.SCHAR, TypeKind.SHORT, TypeKind.INT, TypeKind.LONG,
+           TypeKind.LONGLONG, TypeKind.INT128}  # fmt: skip
+_UNSIGNED = {TypeKind.CHAR_U, TypeKind.UCHAR, TypeKind.USHORT, TypeKind.UINT, TypeKind.ULONG,
+             TypeKind.ULONGLONG, TypeKind.UINT128}  # fmt: skip
+_COMPARISONS = {"<", "<=", ">", ">="}
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+_ASSIGNMENTS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
+
+
+@dataclass
+class LoopFlags:
+    """What the body contains (break/continue only where they leave this loop)."""
+
+    has_break: bool = False
+    has_continue: bool = False
+    has_goto: bool = False
+    has_return: bool = False
+    has_label: bool = False
+    has_barrier: bool = False  # __syncthreads & co., also inside helpers it calls
+    has_atomic: bool = False
+    writes_induction_var: bool = False
+    declares_shared: bool = False  # a __shared__ declaration: copying the body would duplicate it
+    declares_static: bool = False
+
+
+@dataclass
+class LoopInfo:
+    id: str
+    kernel: str
+    function: str
+    kind: str  # for | while | do | range-for
+    line: int
+    column: int
+    ordinal: int
+    depth: int  # 0 = outermost loop of its function
+    start: int  # bytes of the loop statement, including a single-statement body's `;`
+    end: int
+    region_start: int  # where a rewrite begins: the unroll pragma's first byte, else `start`
+    body_start: int
+    body_end: int
+    body_is_compound: bool
+    init: str = ""  # header texts as written ("" when absent or not a for loop)
+    cond: str = ""
+    inc: str = ""
+    induction_var: str | None = None
+    var_type: str | None = None
+    var_bits: int | None = None
+    var_signed: bool | None = None
+    compare: str | None = None  # with the induction variable on the left
+    bound: str | None = None
+    compare_type: str | None = None  # the type the comparison is done in
+    step_op: str | None = None  # "+=", "-=", "*=", ">>=", ...
+    step: str | None = None  # its operand as written ("1" for ++/--)
+    start_value: int | None = None
+    bound_value: int | None = None
+    step_value: int | None = None
+    trip_count: int | None = None
+    trip_count_note: str = ""
+    uniform_trip_count: bool = False  # the same for every thread of a block
+    canonical: bool = False  # `for (init; i <,<=,>,>= bound; i++/--/+=/-= step)`, see canonical_note
+    canonical_note: str = ""
+    flags: LoopFlags = field(default_factory=LoopFlags)
+    pragma: str | None = None  # an existing unroll pragma's text, as written
+    pragma_start: int | None = None
+    pragma_factor: int | None = None  # the count the pragma asks for (nounroll = 1; None = none given)
+    from_macro: bool = False
+    skip_reason: str | None = None  # why no rule may touch it
+    indent: str = ""  # whitespace before region_start on its line
+    at_line_start: bool = True  # nothing but whitespace before region_start on its line
+    parent_id: str | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+# ---- small AST helpers -------------------------------------------------------------------------
+
+
+def _key(cursor: Cursor | None) -> tuple | None:
+    """An identity for a declaration that survives re-fetching the cursor."""
+    if cursor is None or cursor.location.file is None:
+        return None
+    return (cursor.location.file.name, cursor.location.offset, cursor.spelling)
+
+
+def _referenced_var(cursor: Cursor) -> Cursor | None:
+    node = strip_implicit(cursor)
+    if node.kind == CursorKind.DECL_REF_EXPR and node.referenced is not None:
+        return node.referenced
+    return None
+
+
+def _base_var(cursor: Cursor) -> Cursor | None:
+    """The variable an lvalue expression is rooted in: `p.n`, `a[i]`, `x` -> p, a, x."""
+    node = strip_implicit(cursor)
+    while node.kind in (CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR):
+        children = list(node.get_children())
+        if not children:
+            return None
+        node = strip_implicit(children[0])
+    return _referenced_var(node)
+
+
+def _integer_info(type_) -> tuple[int | None, bool | None]:
+    canonical = type_.get_canonical()
+    if canonical.kind in _SIGNED:
+        return canonical.get_size() * 8, True
+    if canonical.kind in _UNSIGNED:
+        return canonical.get_size() * 8, False
+    return None, None
+
+
+def written_vars(root: Cursor) -> set[tuple]:
+    """Variables assigned, incremented, address-taken or passed by non-const reference in root."""
+    written: set[tuple] = set()
+    for node in walk(root):
+        target = None
+        if node.kind in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
+            if binary_operator(node) in _ASSIGNMENTS:
+                target = _base_var(next(node.get_children()))
+        elif node.kind == CursorKind.UNARY_OPERATOR:
+            if unary_operator(node) in ("pre++", "pre--", "post++", "post--", "&"):
+                children = list(node.get_children())
+                target = _base_var(children[0]) if children else None
+        elif node.kind == CursorKind.CALL_EXPR and node.referenced is not None:
+            params = list(node.referenced.get_arguments() or [])
+            for arg, param in zip(node.get_arguments(), params):
+                ptype = param.type
+                if ptype.kind == TypeKind.LVALUEREFERENCE and not ptype.get_pointee().is_const_qualified():
+                    key = _key(_base_var(arg))
+                    if key:
+                        written.add(key)
+        if target is not None and _key(target):
+            written.add(_key(target))
+    return written
+
+
+def _tokens(parsed: ParsedSource, start: int, end: int):
+    return tokens_between(parsed.tu, str(parsed.path), start, end)
+
+
+# ---- body flags --------------------------------------------------------------------------------
+
+
+class _BarrierIndex:
+    """Which functions defined in the file reach a barrier, transitively (memoized)."""
+
+    def __init__(self, main: str):
+        self.main = main
+        self.memo: dict[tuple, bool] = {}
+
+    def reaches_barrier(self, call: Cursor) -> bool:
+        if call.spelling in BARRIERS:
+            return True
+        target = call.referenced.get_definition() if call.referenced is not None else None
+        if target is None or target.location.file is None or target.location.file.name != self.main:
+            return False
+        key = _key(target)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = False  # recursion guard
+        found = any(n.kind == CursorKind.CALL_EXPR and self.reaches_barrier(n) for n in walk(target))
+        self.memo[key] = found
+        return found
+
+
+def body_flags(body: Cursor, var: Cursor | None, barriers: _BarrierIndex) -> LoopFlags:
+    flags = LoopFlags()
+
+    def visit(node: Cursor, in_loop: bool, in_switch: bool) -> None:
+        kind = node.kind
+        if kind == CursorKind.BREAK_STMT and not in_loop and not in_switch:
+            flags.has_break = True
+        elif kind == CursorKind.CONTINUE_STMT and not in_loop:
+            flags.has_continue = True
+        elif kind in (CursorKind.GOTO_STMT, CursorKind.INDIRECT_GOTO_STMT):
+            flags.has_goto = True
+        elif kind == CursorKind.LABEL_STMT:
+            flags.has_label = True
+        elif kind == CursorKind.RETURN_STMT:
+            flags.has_return = True
+        elif kind == CursorKind.CALL_EXPR:
+            if node.spelling.startswith(ATOMIC_PREFIXES):
+                flags.has_atomic = True
+            if barriers.reaches_barrier(node):
+                flags.has_barrier = True
+        elif kind == CursorKind.VAR_DECL:
+            if any(c.kind == CursorKind.CUDASHARED_ATTR for c in node.get_children()):
+                flags.declares_shared = True
+            if node.storage_class is not None and node.storage_class.name == "STATIC":
+                flags.declares_static = True
+        if kind == CursorKind.LAMBDA_EXPR:
+            return  # a lambda's break/return belong to it
+        nested_loop = in_loop or kind in LOOP_KINDS
+        nested_switch = in_switch or kind == CursorKind.SWITCH_STMT
+        for child in node.get_children():
+            visit(child, nested_loop, nested_switch)
+
+    for child in body.get_children() if body.kind == CursorKind.COMPOUND_STMT else [body]:
+        visit(child, False, False)
+    if var is not None:
+        flags.writes_induction_var = _key(var) in written_vars(body)
+    return flags
+
+
+# ---- headers -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Header:
+    lparen: int
+    semi1: int
+    semi2: int
+    rparen: int
+    tokens: list
+
+
+def _for_header(parsed: ParsedSource, start: int, body_start: int) -> _Header | None:
+    """Offsets of `(`, the two top-level `;` and `)` of a for header (None for odd spellings)."""
+    tokens = _tokens(parsed, start, body_start)
+    depth, lparen, semis = 0, None, []
+    for token in tokens:
+        s = token.spelling
+        off = token.extent.start.offset
+        if s in ("(", "[", "{"):
+            depth += 1
+            if depth == 1 and s == "(" and lparen is None:
+                lparen = off
+        elif s in (")", "]", "}"):
+            depth -= 1
+            if depth == 0 and lparen is not None:
+                if len(semis) != 2:
+                    return None
+                return _Header(lparen, semis[0], semis[1], off, tokens)
+        elif s == ";" and depth == 1:
+            semis.append(off)
+    return None
+
+
+def _comparison(parsed: ParsedSource, header: _Header) -> tuple[str, int, int] | None:
+    """The single top-level comparison token of the condition: (op, start, end)."""
+    found = []
+    depth = 0
+    for token in header.tokens:
+        off = token.extent.start.offset
+        if not header.semi1 < off < header.semi2:
+            continue
+        s = token.spelling
+        if s in ("(", "["):
+            depth += 1
+        elif s in (")", "]"):
+            depth -= 1
+        elif depth == 0 and s in ("<", "<=", ">", ">=", "!=", "&&", "||", "?", ","):
+            found.append((s, off, token.extent.end.offset))
+    if len(found) != 1 or found[0][0] in ("&&", "||", "?", ","):
+        return None
+    return found[0]
+
+
+class _ForAnalysis:
+    """Header parts, induction variable, step and trip count of one for loop."""
+
+    def __init__(self, parsed: ParsedSource, loop: Cursor, info: LoopInfo):
+        self.parsed, self.loop, self.info = parsed, loop, info
+        self.var: Cursor | None = None
+        self.init_cursor = self.cond_cursor = self.inc_cursor = self.bound_cursor = None
+
+    def run(self) -> None:
+        info, data = self.info, self.parsed.data
+        header = _for_header(self.parsed, info.start, info.body_start)
+        if header is None:
+            info.canonical_note = "header not recognized"
+            return
+        children = list(self.loop.get_children())[:-1]  # the last child is the body
+        for child in children:
+            offset = child.extent.start.offset
+            if offset < header.semi1:
+                self.init_cursor = child
+            elif offset < header.semi2:
+                self.cond_cursor = child
+            else:
+                self.inc_cursor = child
+        info.init = text(data, header.lparen + 1, header.semi1).strip()
+        info.cond = text(data, header.semi1 + 1, header.semi2).strip()
+        info.inc = text(data, header.semi2 + 1, header.rparen).strip()
+        self._init()
+        self._cond(header)
+        self._inc(header)
+        self._trip_count()
+
+    def _init(self) -> None:
+        init = self.init_cursor
+        if init is None:
+            return
+        if init.kind == CursorKind.DECL_STMT:
+            decls = [c for c in init.get_children() if c.kind == CursorKind.VAR_DECL]
+            if len(decls) == 1:
+                self.var = decls[0]
+                self.info.start_value = evaluate_int(decls[0])
+            else:
+                self.info.canonical_note = "the init declares several variables"
+        elif init.kind == CursorKind.BINARY_OPERATOR and binary_operator(init) == "=":
+            lhs, rhs = list(init.get_children())
+            self.var = _referenced_var(lhs)
+            self.info.start_value = evaluate_int(rhs)
+
+    def _cond(self, header: _Header) -> None:
+        info, data, cond = self.info, self.parsed.data, self.cond_cursor
+        if cond is None:
+            return
+        cond = strip_implicit(cond)
+        op = binary_operator(cond) if cond.kind == CursorKind.BINARY_OPERATOR else None
+        token = _comparison(self.parsed, header)
+        if op is None or token is None or token[0] != op:
+            return
+        lhs, rhs = list(cond.get_children())
+        lhs_text = text(data, header.semi1 + 1, token[1]).strip()
+        rhs_text = text(data, token[2], header.semi2).strip()
+        lhs_var, rhs_var = _referenced_var(lhs), _referenced_var(rhs)
+        if self.var is None:
+            self.var = lhs_var or rhs_var
+        if self.var is None:
+            return
+        if _key(lhs_var) == _key(self.var) and lhs_text == self.var.spelling:
+            info.compare, info.bound, var_side, bound_side = op, rhs_text, lhs, rhs
+        elif _key(rhs_var) == _key(self.var) and rhs_text == self.var.spelling:
+            info.compare, info.bound, var_side, bound_side = _FLIP[op], lhs_text, rhs, lhs
+        else:
+            return
+        info.compare_type = var_side.type.spelling
+        info.bound_value = evaluate_int(bound_side)
+        self.bound_cursor = bound_side
+
+    def _inc(self, header: _Header) -> None:
+        info, data, inc = self.info, self.parsed.data, self.inc_cursor
+        if inc is None or self.var is None:
+            return
+        inc = strip_implicit(inc)
+        if inc.kind == CursorKind.UNARY_OPERATOR:
+            op = unary_operator(inc)
+            operand = list(inc.get_children())
+            if op in ("pre++", "post++", "pre--", "post--") and operand and _key(_referenced_var(operand[0])) == _key(self.var):
+                info.step_op, info.step, info.step_value = ("+=" if "++" in op else "-="), "1", 1
+        elif inc.kind in (CursorKind.COMPOUND_ASSIGNMENT_OPERATOR, CursorKind.BINARY_OPERATOR):
+            op = binary_operator(inc)
+            lhs, rhs = list(inc.get_children())
+            if _key(_referenced_var(lhs)) != _key(self.var) or op is None:
+                return
+            op_token = next(
+                (t for t in header.tokens if header.semi2 < t.extent.start.offset < header.rparen and t.spelling == op),
+                None,
+            )
+            if op_token is None:
+                return
+            rhs_text = text(data, op_token.extent.end.offset, header.rparen).strip()
+            if op in ("+=", "-=", "*=", "/=", "<<=", ">>="):
+                info.step_op, info.step, info.step_value = op, rhs_text, evaluate_int(rhs)
+            elif op == "=":
+                self._assign_step(rhs)
+
+    def _assign_step(self, rhs: Cursor) -> None:
+        """`i = i + s`, `i = s + i`, `i = i - s` count as `+=`/`-=` steps."""
+        node = strip_implicit(rhs)
+        if node.kind != CursorKind.BINARY_OPERATOR or binary_operator(node) not in ("+", "-"):
+            return
+        a, b = list(node.get_children())
+        op = binary_operator(node)
+        if _key(_referenced_var(a)) == _key(self.var):
+            step = b
+        elif op == "+" and _key(_referenced_var(b)) == _key(self.var):
+            step = a
+        else:
+            return
+        start, end = span(step)
+        if not (self.info.start <= start <= end <= self.info.body_start):
+            return  # from a macro: no trustworthy text
+        self.info.step_op, self.info.step = op + "=", text(self.parsed.data, start, end)
+        self.info.step_value = evaluate_int(step)
+
+    def _trip_count(self) -> None:
+        info = self.info
+        if self.var is not None:
+            info.induction_var = self.var.spelling
+            info.var_type = self.var.type.spelling
+            info.var_bits, info.var_signed = _integer_info(self.var.type)
+        missing = [
+            name
+            for name, value in (("start", info.start_value), ("bound", info.bound_value), ("step", info.step_value))
+            if value is None
+        ]
+        if info.compare is None or info.step_op is None:
+            info.trip_count_note = "header is not a simple comparison and step of one variable"
+        elif missing:
+            info.trip_count_note = "not constant: " + ", ".join(missing)
+        elif info.var_bits is None:
+            info.trip_count_note = "induction variable is not an integer"
+        else:
+            count = trip_count(
+                info.start_value, info.compare, info.bound_value, info.step_op, info.step_value,
+                bits=info.var_bits, signed=bool(info.var_signed),
+            )  # fmt: skip
+            info.trip_count = count
+            if count is None:
+                info.trip_count_note = "does not terminate without overflow (or too many iterations to simulate)"
+
+
+# ---- canonical and uniform ---------------------------------------------------------------------
+
+
+COORDINATES = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
+
+
+def is_coordinate_read(call: Cursor) -> bool:
+    """`blockDim.x` with the real HIP headers: a call to a conversion operator of the builtin."""
+    target = call.referenced
+    if target is None or target.kind != CursorKind.CONVERSION_FUNCTION:
+        return False
+    return any(n.kind == CursorKind.DECL_REF_EXPR and n.spelling in COORDINATES for n in walk(call))
+
+
+def _has_side_effects(cursor: Cursor) -> bool:
+    for node in walk(cursor):
+        if node.kind == CursorKind.CALL_EXPR and not is_coordinate_read(node):
+            return True
+        if node.kind in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
+            if binary_operator(node) in _ASSIGNMENTS:
+                return True
+        if node.kind == CursorKind.UNARY_OPERATOR and unary_operator(node) in ("pre++", "pre--", "post++", "post--"):
+            return True
+    return False
+
+
+def _referenced_decls(cursor: Cursor) -> list[Cursor]:
+    return [
+        node.referenced
+        for node in walk(cursor)
+        if node.kind == CursorKind.DECL_REF_EXPR and node.referenced is not None
+    ]
+
+
+def _canonical_note(fa: _ForAnalysis, body: Cursor) -> str:
+    """Why the header is not canonical for a manual unroll ("" when it is)."""
+    info = fa.info
+    if info.canonical_note:
+        return info.canonical_note
+    if fa.var is None or fa.var.kind != CursorKind.VAR_DECL:
+        return "no induction variable"
+    if info.var_bits is None:
+        return "induction variable is not an integer"
+    if info.compare not in _COMPARISONS:
+        return "condition is not <, <=, > or >= against the induction variable"
+    if _integer_info(fa.bound_cursor.type)[0] is None:
+        return "bound is not an integer"
+    if info.step_op not in ("+=", "-="):
+        return "step is not ++, --, += or -="
+    if (info.compare in ("<", "<=")) != (info.step_op == "+="):
+        return "step goes away from the bound"
+    if fa.init_cursor is not None and fa.init_cursor.kind == CursorKind.BINARY_OPERATOR:
+        if _has_side_effects(list(fa.init_cursor.get_children())[1]):
+            return "init has side effects"
+    inc = strip_implicit(fa.inc_cursor)
+    step_parts = list(inc.get_children())[1:] if inc.kind != CursorKind.UNARY_OPERATOR else []
+    if _has_side_effects(fa.cond_cursor):
+        return "condition has side effects or calls"
+    if any(_has_side_effects(p) for p in step_parts):
+        return "step has side effects or calls"
+    written = written_vars(body)
+    if _key(fa.var) in written:
+        return "the body writes the induction variable"
+    for decl in _referenced_decls(fa.cond_cursor) + [d for p in step_parts for d in _referenced_decls(p)]:
+        if _key(decl) != _key(fa.var) and _key(decl) in written:
+            return f"the body writes {decl.spelling}, which the header reads"
+        if decl.kind == CursorKind.VAR_DECL and _shared_or_global(decl):
+            return f"the header reads {decl.spelling}, which other threads or calls may change"
+    return ""
+
+
+def _shared_or_global(decl: Cursor) -> bool:
+    if any(c.kind == CursorKind.CUDASHARED_ATTR for c in decl.get_children()):
+        return True
+    parent = decl.semantic_parent
+    is_local = parent is not None and parent.kind in (CursorKind.FUNCTION_DECL, CursorKind.FUNCTION_TEMPLATE)
+    return not is_local and not decl.type.is_const_qualified()
+
+
+def _uniform(fa: _ForAnalysis | None, info: LoopInfo, kernel_params: set[tuple]) -> bool:
+    """True when every thread of a block runs the loop the same number of times: a constant
+    count, or a header built only from kernel arguments, constants, template parameters and
+    blockDim/gridDim/blockIdx."""
+    if info.trip_count is not None:
+        return True
+    if fa is None or fa.var is None or info.compare is None or info.step_op is None:
+        return False
+    parts = [p for p in (fa.init_cursor, fa.cond_cursor, fa.inc_cursor) if p is not None]
+    for part in parts:
+        for node in walk(part):
+            if node.kind == CursorKind.CALL_EXPR and not is_coordinate_read(node):
+                return False
+            if node.kind != CursorKind.DECL_REF_EXPR or node.referenced is None:
+                continue
+            decl = node.referenced
+            if _key(decl) == _key(fa.var) or decl.spelling in BLOCK_UNIFORM_BUILTINS:
+                continue
+            if decl.kind in (CursorKind.ENUM_CONSTANT_DECL, CursorKind.TEMPLATE_NON_TYPE_PARAMETER):
+                continue
+            if decl.kind == CursorKind.PARM_DECL and _key(decl) in kernel_params:
+                continue
+            if decl.kind == CursorKind.VAR_DECL and decl.type.is_const_qualified() and evaluate_int(decl) is not None:
+                continue
+            return False
+    return True
+
+
+# ---- the walk ----------------------------------------------------------------------------------
+
+
+def _pragma(parsed: ParsedSource, loop: Cursor, parent: Cursor | None, macros: dict[str, str]) -> tuple[str, int] | None:
+    """An unroll pragma wrapping the loop (an attributed statement whose extent starts at it)."""
+    if parent is None or parent.kind != CursorKind.UNEXPOSED_STMT:
+        return None
+    start, loop_start = parent.extent.start.offset, loop.extent.start.offset
+    if not start < loop_start:
+        return None
+    written = text(parsed.data, start, loop_start).strip()
+    if "unroll" in written:
+        return written, start
+    if written.isidentifier() and "unroll" in macros.get(written, ""):
+        return written, start
+    return None
+
+
+def pragma_factor(pragma: str, macros: dict[str, str]) -> int | None:
+    """`#pragma unroll 4`, `unroll(4)`, `unroll_count(4)` -> 4; `nounroll`, `unroll(disable)` -> 1."""
+    written = macros.get(pragma, pragma) if pragma.isidentifier() else pragma
+    if "nounroll" in written or "unroll(disable)" in written:
+        return 1
+    match = re.search(r"unroll(?:_count)?\s*\(?\s*(\d+)", written)
+    return int(match.group(1)) if match else None
+
+
+def macro_definitions(parsed: ParsedSource) -> dict[str, str]:
+    main = str(parsed.path)
+    found = {}
+    for child in parsed.top_level():
+        if child.kind == CursorKind.MACRO_DEFINITION and child.location.file and child.location.file.name == main:
+            start, end = span(child)
+            found[child.spelling] = text(parsed.data, start, end)
+    return found
+
+
+def _loop_end(data: bytes, loop: Cursor, kind: str, body: Cursor) -> int:
+    """The loop's last byte + 1, with the `;` that ends a single-statement body or a do-while."""
+    end = loop.extent.end.offset
+    compound = body.kind == CursorKind.COMPOUND_STMT
+    if kind == "do" or (not compound and data[end - 1 : end] != b"}"):
+        after = skip_space_and_comments(data, end)
+        if data[after : after + 1] == b";":
+            return after + 1
+    return end
+
+
+def _starts_with_keyword(data: bytes, start: int, kind: str) -> bool:
+    keyword = {"for": b"for", "range-for": b"for", "while": b"while", "do": b"do"}[kind]
+    after = data[start + len(keyword) : start + len(keyword) + 1]
+    return data.startswith(keyword, start) and not (after.isalnum() or after == b"_")
+
+
+def function_loops(
+    parsed: ParsedSource, kernel: KernelInfo, function: Cursor, macros: dict[str, str], barriers: _BarrierIndex
+) -> list[LoopInfo]:
+    """Every loop in one function's body, pre-order, with nesting depth and parent ids."""
+    data = parsed.data
+    kernel_params = {_key(c) for c in kernel.cursor.get_children() if c.kind == CursorKind.PARM_DECL}
+    loops: list[LoopInfo] = []
+
+    def visit(node: Cursor, parent: Cursor | None, enclosing: list[LoopInfo]) -> None:
+        kind = LOOP_KINDS.get(node.kind)
+        inner = enclosing
+        if kind is not None:
+            loops.append(_loop_info(node, parent, kind, len(loops) + 1, enclosing))
+            inner = enclosing + [loops[-1]]
+        for child in node.get_children():
+            if child.kind != CursorKind.LAMBDA_EXPR:
+                visit(child, node, inner)
+
+    def _loop_info(node: Cursor, parent: Cursor | None, kind: str, ordinal: int, enclosing: list[LoopInfo]) -> LoopInfo:
+        body = list(node.get_children())[-1] if kind != "do" else list(node.get_children())[0]
+        start = node.extent.start.offset
+        end = _loop_end(data, node, kind, body)
+        body_start, body_end = span(body)
+        if body.kind != CursorKind.COMPOUND_STMT:
+            body_end = end if kind != "do" else body_end
+        line = node.extent.start.line
+        info = LoopInfo(
+            id=f"{kernel.name}:{function.spelling}:{ordinal}:{line}",
+            kernel=kernel.name,
+            function=function.spelling,
+            kind=kind,
+            line=line,
+            column=node.extent.start.column,
+            ordinal=ordinal,
+            depth=len(enclosing),
+            start=start,
+            end=end,
+            region_start=start,
+            body_start=body_start,
+            body_end=body_end,
+            body_is_compound=body.kind == CursorKind.COMPOUND_STMT,
+            parent_id=enclosing[-1].id if enclosing else None,
+        )
+        info.from_macro = not _starts_with_keyword(data, start, kind)
+        if info.from_macro:
+            info.skip_reason = "the loop comes from a macro expansion"
+            info.canonical_note = "from a macro"
+            info.trip_count_note = "from a macro"
+            return info
+        pragma = _pragma(parsed, node, parent, macros)
+        if pragma:
+            info.pragma, info.pragma_start = pragma
+            info.region_start = pragma[1]
+            info.pragma_factor = pragma_factor(pragma[0], macros)
+        info.indent, info.at_line_start = indentation(data, info.region_start)
+        fa = None
+        if kind == "for":
+            fa = _ForAnalysis(parsed, node, info)
+            fa.run()
+            note = _canonical_note(fa, body)
+            info.canonical, info.canonical_note = not note, note
+        else:
+            info.canonical_note = f"a {kind} loop"
+            info.trip_count_note = f"a {kind} loop"
+            if kind == "range-for":
+                var = next((c for c in node.get_children() if c.kind == CursorKind.VAR_DECL), None)
+                info.induction_var = var.spelling if var is not None else None
+        info.flags = body_flags(body, fa.var if fa else None, barriers)
+        info.uniform_trip_count = _uniform(fa, info, kernel_params)
+        return info
+
+    body = body_of(function)
+    if body is not None:
+        visit(body, function, [])
+    return loops
+
+
+def find_loops(parsed: ParsedSource, kernels: list[KernelInfo]) -> list[LoopInfo]:
+    """Loops of every kernel, then of each helper it calls, in source order per function."""
+    macros = macro_definitions(parsed)
+    barriers = _BarrierIndex(str(parsed.path))
+    loops: list[LoopInfo] = []
+    for kernel in kernels:
+        for function in [kernel.cursor] + kernel.helper_cursors:
+            loops += function_loops(parsed, kernel, function, macros, barriers)
+    return loops
