@@ -76,7 +76,7 @@ class HostBackend(Backend):
         return True, ""
 
     def describe(self) -> str:
-        cpu = platform.processor() or platform.machine()
+        cpu = cpu_model() or platform.machine()
         mode = ", serial" if self.serial else ""
         return f"CPU: {cpu} ({self.threads} block thread{'s' if self.threads != 1 else ''}{mode}; host backend, CPU timings)"
 
@@ -149,6 +149,18 @@ class HostBackend(Backend):
             timed_out=done.timed_out,
             log=run_log,
         )
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name (Linux), for reports."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+    return None
 
 
 def is_source(path: Path) -> bool:

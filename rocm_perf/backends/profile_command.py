@@ -1,0 +1,160 @@
+"""`rocm-perf profile SOURCE|PROGRAM [-- args]`: build if given a source, run N profiled rounds,
+write the run directory (databases, summary and critical-path artifacts), print the kernel table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from rocm_perf.backends.base import Backend
+from rocm_perf.backends.process import last_lines
+from rocm_perf.backends.select import select_backend
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.load import load_trace
+
+SOURCE_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx")
+
+
+def run_directory(out: Path, target: Path) -> Path:
+    """A new runs/<YYYYmmdd-HHMMSS>-<target>/ directory (suffixed if that second is taken)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = Path(out) / f"{stamp}-{target.stem}"
+    candidate, n = base, 1
+    while candidate.exists():
+        n += 1
+        candidate = base.with_name(f"{base.name}-{n}")
+    candidate.mkdir(parents=True)
+    return candidate
+
+
+def _program(target: Path, backend: Backend, baseline: Path, cflags: str, timeout: float) -> tuple[Path, bool]:
+    """The executable to profile, building it first when `target` is a source."""
+    if not target.exists():
+        raise RocmPerfError(f"{target}: no such file")
+    if target.suffix.lower() in SOURCE_SUFFIXES:
+        shutil.copy2(target, baseline / target.name)
+        try:
+            flags = shlex.split(cflags)
+        except ValueError as e:
+            raise RocmPerfError(f"--cflags {cflags!r}: {e}") from e
+        program = backend.build(target, baseline / "build", flags, timeout=timeout)
+        return program.executable, True
+    if not os.access(target, os.X_OK):
+        raise RocmPerfError(f"{target}: neither a HIP source ({', '.join(SOURCE_SUFFIXES)}) nor an executable program")
+    return target.resolve(), False
+
+
+def _critical_path(trace) -> dict | None:
+    try:
+        from rocm_perf.analysis.critical_path import analyze_critical_path
+    except ImportError:  # the critical-path analysis is not installed in this tree
+        return None
+    return analyze_critical_path(trace).to_json()
+
+
+def _environment(target: Path, backend: Backend) -> dict:
+    try:
+        from rocm_perf.backends.environment import capture_environment
+    except ImportError:
+        return {}
+    return capture_environment(source=target if target.suffix.lower() in SOURCE_SUFFIXES else None,
+                               backend=backend, command=sys.argv)
+
+
+def _write_json(path: Path, obj) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run_profile(
+    target: Path,
+    program_args: list[str] | None = None,
+    backend: str = "auto",
+    rounds: int = 1,
+    out: Path = Path("runs"),
+    cflags: str = "",
+    timeout: float = 600,
+) -> int:
+    """Profile `target`; returns 0, or 1 when the program fails its own check (non-zero exit)."""
+    from rocm_perf.report.summary import build_summary, print_summary, write_artifacts
+
+    if rounds < 1:
+        raise RocmPerfError(f"--rounds must be at least 1, got {rounds}")
+    target = Path(target)
+    chosen = select_backend(backend)
+    console = Console()
+    console.print(f"backend: {chosen.name} ({chosen.describe()})", highlight=False)
+    run_dir = run_directory(out, target)
+    baseline = run_dir / "baseline"
+    baseline.mkdir()
+    executable, built = _program(target, chosen, baseline, cflags, timeout)
+    argv = [str(executable), *(program_args or [])]
+
+    round_records = []
+    traces = []
+    for i in range(1, rounds + 1):
+        result = chosen.profile(argv, baseline / f"round_{i}", timeout=timeout)
+        if result.timed_out:
+            raise RocmPerfError(f"{target}: round {i} timed out after {timeout:g} s (log: {result.log})")
+        if result.returncode != 0:
+            tail = last_lines(result.stdout + "\n" + result.stderr, 10)
+            console.print(f"[bold red]{target}: the program failed (exit {result.returncode}) in round {i}[/]; "
+                          f"its last output lines:", highlight=False)
+            console.print(tail, highlight=False, markup=False)
+            console.print(f"log: {result.log}", highlight=False)
+            return 1
+        if not result.databases:
+            raise RocmPerfError(f"{target}: round {i} left no profile database (did the program make any HIP calls?)")
+        trace = load_trace(result.databases[0])
+        traces.append(trace)
+        round_records.append({
+            "round": i,
+            "databases": [str(p) for p in result.databases],
+            "wall_s": result.wall_s,
+            "dispatches": len(trace),
+            "runtime_ns": trace.runtime_ns,
+            "digests": list(trace.digests),
+        })
+
+    trace = traces[-1]
+    summary = build_summary(trace)
+    write_artifacts(summary, run_dir)
+    sections = {name for s in summary.sections for name in s.files}
+    critical = None
+    if "critical_path.json" not in sections:
+        critical = _critical_path(trace)
+        if critical is not None:
+            _write_json(run_dir / "critical_path.json", critical)
+    digests_agree = all(r["digests"] == round_records[0]["digests"] for r in round_records)
+    _write_json(run_dir / "summary.json", {
+        "target": str(target),
+        "built": built,
+        "program": argv,
+        "backend": chosen.name,
+        "device": chosen.describe(),
+        "gpu_timings": chosen.gpu_timings,
+        "rounds": round_records,
+        "digests_agree_across_rounds": digests_agree,
+        **summary.kernel_table_json(),
+    })
+    _write_json(run_dir / "metadata.json", {"environment": _environment(target, chosen),
+                                            "command": sys.argv, "backend": chosen.name})
+
+    print_summary(summary, top=20, console=console)
+    if rounds > 1:
+        runtimes = ", ".join(f"{r['runtime_ns'] / 1e6:.3f}" for r in round_records)
+        console.print(f"runtime per round (ms, SUM of dispatch durations): {runtimes}", highlight=False)
+    if not digests_agree:
+        console.print("[yellow]warning:[/] the device-to-host copies differ between rounds: the program's output "
+                      "is not deterministic, so outputs cannot be compared for correctness", highlight=False)
+    console.print(f"run directory: {run_dir}", highlight=False)
+    return 0
