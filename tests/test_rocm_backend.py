@@ -150,11 +150,18 @@ def test_busy_device_and_missing_output_are_retried(fake_tools, tmp_path, mode):
     assert len(recorded_argvs(fake_tools)) == 2
 
 
-def test_timeout_is_an_error_and_not_retried(fake_tools, tmp_path):
+def test_timeout_returns_timed_out_and_is_not_retried(fake_tools, tmp_path):
     fake_tools("hang")
-    with pytest.raises(RocmPerfError, match="timed out after 1 s"):
-        RocmBackend(attempts=3, retry_wait_s=0.01).profile(marker_program(tmp_path), tmp_path / "out", timeout=1)
+    result = RocmBackend(attempts=3, retry_wait_s=0.01).profile(marker_program(tmp_path), tmp_path / "out", timeout=1)
+    assert result.timed_out and result.databases == []
     assert len(recorded_argvs(fake_tools)) == 1
+    assert "(timeout)" in result.log.read_text()
+
+
+def test_counter_collection_timeout_is_an_error(fake_tools, tmp_path):
+    fake_tools("hang")
+    with pytest.raises(RocmPerfError, match="counter collection timed out after 1 s"):
+        collect_counters(marker_program(tmp_path), ["SQ_WAVES"], tmp_path / "out", timeout=1)
 
 
 def test_failure_without_database_shows_rocprofv3_last_lines(fake_tools, tmp_path):
@@ -242,19 +249,14 @@ def test_the_double_refuses_a_pmc_set_over_one_pass(fake_tools, tmp_path):
 # ---- build (real hipcc) -----------------------------------------------------------------------
 
 
-def test_build_with_hipcc_for_the_agent_arch(hipcc, tmp_path):
+def test_build_with_hipcc_from_the_environment_for_the_agent_arch(hipcc, tmp_path, monkeypatch):
+    spelled = str(Path(hipcc).parent / ".." / Path(hipcc).parent.name / "hipcc")  # same tool, our spelling
+    monkeypatch.setenv("HIPCC", spelled)
     program = RocmBackend(arch="gfx90a").build(DATA / "compile" / "resources.cu", tmp_path, ["-DUNUSED=1"])
     assert program.executable.is_file() and os.access(program.executable, os.X_OK)
     assert program.backend == "rocm"
     assert program.flags == ["-O3", "--offload-arch=gfx90a", "-DUNUSED=1"]
-    assert "--offload-arch=gfx90a" in program.build_log.read_text()
-
-
-def test_hipcc_from_the_environment_is_respected(hipcc, tmp_path, monkeypatch):
-    spelled = str(Path(hipcc).parent / ".." / Path(hipcc).parent.name / "hipcc")  # same tool, our spelling
-    monkeypatch.setenv("HIPCC", spelled)
-    program = RocmBackend(arch="gfx90a").build(DATA / "compile" / "resources.cu", tmp_path / "build")
-    assert program.build_log.read_text().startswith(f"$ {spelled} ")
+    assert program.build_log.read_text().startswith(f"$ {spelled} -O3 --offload-arch=gfx90a -DUNUSED=1 ")
 
 
 def test_rocprofv3_under_rocm_path_is_found(tmp_path, monkeypatch):

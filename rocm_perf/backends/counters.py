@@ -136,6 +136,8 @@ def collect_counters(
         retry_wait_s=retry_wait_s,
         log=out_dir / "counters.log",
     )
+    if run.completed.timed_out:
+        raise RocmPerfError(f"counter collection timed out after {timeout:g} s running {argv[0]} (log: {out_dir / 'counters.log'})")
     samples, files = read_counter_collection(run.output_dir)
     return CounterCollection(passes=passes, samples=samples, files=files)
 

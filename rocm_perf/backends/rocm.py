@@ -97,7 +97,11 @@ class RocmBackend(Backend):
         env: dict[str, str] | None = None,
     ) -> ProfileResult:
         """rocprofv3 --kernel-trace --hip-runtime-trace --output-format rocpd; every database it wrote
-        (one per profiled process). Transient failures are retried (see rocprofv3.run_rocprofv3)."""
+        (one per profiled process). Transient failures are retried (see rocprofv3.run_rocprofv3).
+
+        Like the host backend, a program that exits non-zero but leaves a database, or that times
+        out (`timed_out`), is returned for the caller to judge; no database after a non-zero exit
+        raises RocmPerfError with rocprofv3's last lines."""
         if not argv:
             raise RocmPerfError("nothing to profile: empty command")
         out_dir = Path(out_dir)
@@ -120,6 +124,6 @@ class RocmBackend(Backend):
             stdout=done.stdout,
             stderr=done.stderr,
             wall_s=done.wall_s,
-            timed_out=False,
+            timed_out=done.timed_out,
             log=out_dir / "profile.log",
         )

@@ -34,7 +34,7 @@ class TransientProfilerFailure(Exception):
 
 @dataclass
 class ProfilerRun:
-    """The successful attempt: its process outcome, the files it wrote and how many attempts it took."""
+    """The last attempt: its process outcome, the files it wrote and how many attempts it took."""
 
     completed: process.Completed
     outputs: list[Path]
@@ -81,8 +81,9 @@ def run_rocprofv3(
 ) -> ProfilerRun:
     """Run the program under rocprofv3 until it writes outputs, retrying transient failures.
 
-    Each attempt writes to its own `out_dir/rocprofv3/attempt-N/`. Raises RocmPerfError when
-    rocprofv3 is missing, times out, fails with no output (with its last lines), or stays
+    Each attempt writes to its own `out_dir/rocprofv3/attempt-N/`. A timeout returns (with
+    `completed.timed_out` set, the process group killed, no retry). Raises RocmPerfError when
+    rocprofv3 is missing, exits non-zero with no output (with its last lines), or stays
     transiently broken after `attempts` tries.
     """
     rocprofv3 = find_rocprofv3()
@@ -100,12 +101,9 @@ def run_rocprofv3(
         command = rocprofv3_command(rocprofv3, options, attempt_dir, argv)
         done = process.run(command, timeout=timeout, cwd=cwd, env=env, log=log)
         output = done.stdout + "\n" + done.stderr
-        if done.timed_out:
-            raise RocmPerfError(
-                f"rocprofv3 timed out after {timeout:g} s running {argv[0]} (log: {log})"
-                + _tail(output)
-            )
         outputs = find_outputs(attempt_dir)
+        if done.timed_out:  # a hang is the program's outcome, not a transient failure: no retry
+            return ProfilerRun(done, outputs, attempt_number, attempt_dir)
         if outputs:
             return ProfilerRun(done, outputs, attempt_number, attempt_dir)
         sig = died_on_signal(done.returncode)
