@@ -17,6 +17,8 @@ end) prefer the lowest chain (streams by id), then the earliest dispatch row.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,6 +180,19 @@ def _segments(dag: DispatchDag, duration: np.ndarray) -> _Segments:
     return _Segments(first, last, of_position, of_row, weight.astype(np.int64), dag.chain[order[first]] if n else first)
 
 
+@contextmanager
+def _no_cyclic_gc():
+    """Building a graph of a million dicts triggers the cyclic collector again and again, each pass
+    walking every object so far; the graph holds no cycles worth collecting, so pause it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _schedule(dag: DispatchDag, duration: np.ndarray) -> _Schedule:
     """Earliest/latest start of every dispatch and the critical path, over the segment graph."""
     n = dag.n_dispatches
@@ -194,16 +209,20 @@ def _schedule(dag: DispatchDag, duration: np.ndarray) -> _Schedule:
     same_chain_next = np.flatnonzero(seg.chain[1:] == seg.chain[:-1])
     src = np.concatenate([same_chain_next, node(dag.src)])
     dst = np.concatenate([same_chain_next + 1, node(dag.dst)])
-    graph = nx.DiGraph()
-    graph.add_nodes_from(range(n_nodes))
-    graph.add_edges_from(zip(src.tolist(), dst.tolist()))
-    try:
-        topo = list(nx.topological_sort(graph))
-    except nx.NetworkXUnfeasible as e:
-        raise RocmPerfError(
-            "the trace's dependencies form a cycle (API call times contradict dispatch times); "
-            "try --null-stream per-thread or check the trace"
-        ) from e
+    with _no_cyclic_gc():
+        graph = nx.DiGraph()
+        graph.add_edges_from(zip(src.tolist(), dst.tolist()))
+        linked = np.zeros(n_nodes, dtype=bool)
+        linked[src] = True
+        linked[dst] = True
+        graph.add_nodes_from(np.flatnonzero(~linked).tolist())  # nodes no edge touches (whole independent chains)
+        try:
+            topo = list(nx.topological_sort(graph))
+        except nx.NetworkXUnfeasible as e:
+            raise RocmPerfError(
+                "the trace's dependencies form a cycle (API call times contradict dispatch times); "
+                "try --null-stream per-thread or check the trace"
+            ) from e
 
     weight = seg.weight.tolist() + [0] * dag.n_joins
     # Tie rank: lower chain first, then earlier row; a join ranks as the predecessor it waits on longest.
@@ -233,6 +252,7 @@ def _schedule(dag: DispatchDag, duration: np.ndarray) -> _Schedule:
             if ls < lf:
                 lf = ls
         latest_finish[v] = lf
+    del graph, pred, succ, topo  # the per-dispatch arrays below are the big ones: free the graph first
 
     end = min((s for s in range(n_seg) if finish[s] == length), key=lambda s: rank[s])
     path_segments = []
@@ -311,4 +331,8 @@ def _dispatch_edges(dag: DispatchDag) -> np.ndarray:
             before = np.concatenate([waited[a:b] for a, b in zip(lo.tolist(), hi.tolist()) if b > a])
             after = np.repeat(released, counts)
             pairs.append(np.stack([before, after], axis=1))
-    return np.unique(np.concatenate(pairs), axis=0) if sum(len(p) for p in pairs) else np.zeros((0, 2), dtype=np.int64)
+    both = np.concatenate(pairs)
+    if not len(both):
+        return np.zeros((0, 2), dtype=np.int64)
+    packed = np.unique(both[:, 0] * n + both[:, 1])
+    return np.stack([packed // n, packed % n], axis=1)

@@ -356,11 +356,21 @@ def _api_edges(
     def chain_of(pointer: int) -> int | None:
         return stream_chain.get(int(pointer))
 
+    known_pointers = np.array(sorted(stream_chain), dtype=np.int64)
+    chain_of_known = np.array([stream_chain[p] for p in known_pointers.tolist()], dtype=np.int64)
+
+    def chains_of(pointers: np.ndarray) -> np.ndarray:
+        """chain_of over an array; NO_NODE where the pointer never launched a traced dispatch."""
+        if not len(known_pointers):
+            return np.full(len(pointers), NO_NODE, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(known_pointers, pointers), len(known_pointers) - 1)
+        return np.where(known_pointers[pos] == pointers, chain_of_known[pos], NO_NODE)
+
     # What each record captures: the last dispatch launched on its stream before it (or, on the
     # legacy null stream, a join of the last dispatch of every chain).
     record_rows = np.flatnonzero(kind == record)
     captured = np.full(len(record_rows), NO_NODE, dtype=np.int64)
-    record_chain = np.array([_chain_or_missing(chain_of(p)) for p in stream_ptr[record_rows].tolist()], dtype=np.int64)
+    record_chain = chains_of(stream_ptr[record_rows])
     record_on_null = legacy & (stream_ptr[record_rows] == 0)
     for c in all_chains:
         on_c = (record_chain == c) & ~record_on_null
@@ -381,7 +391,7 @@ def _api_edges(
 
     wait_mask = kind[uses] == wait
     waits, wait_seen = uses[wait_mask], seen[wait_mask]
-    wait_chain = np.array([_chain_or_missing(chain_of(p)) for p in stream_ptr[waits].tolist()], dtype=np.int64)
+    wait_chain = chains_of(stream_ptr[waits])
     for c in all_chains:
         on_c = wait_chain == c
         if on_c.any():
@@ -431,28 +441,26 @@ def _api_edges(
         notes.append(f"{unmapped} streams waited on never launched a traced dispatch: their waits order nothing")
 
 
-def _chain_or_missing(c: int | None) -> int:
-    return NO_NODE if c is None else c
-
-
 def _latest_capture(api: ApiCalls, record_rows: np.ndarray, captured: np.ndarray, uses: np.ndarray) -> np.ndarray:
     """For each use (wait or event synchronize), what the latest earlier record of its event captured."""
     seen = np.full(len(uses), NO_NODE, dtype=np.int64)
     if not len(uses) or not len(record_rows):
         return seen
-    # Walk records and uses in API order (API rows are sorted by start): a dict of the latest capture per event.
-    is_use = np.concatenate([np.zeros(len(record_rows), dtype=bool), np.ones(len(uses), dtype=bool)])
-    rows = np.concatenate([record_rows, uses])
-    walk = np.lexsort((is_use, rows))
-    latest: dict[int, int] = {}
-    events = api.event[rows].tolist()
-    captured_list = captured.tolist()
+    # Records and uses together, by event and then API order (API rows are sorted by start); each
+    # use looks back to the nearest record, which counts only if it is of the same event.
     n_records = len(record_rows)
-    for i in walk.tolist():
-        if i < n_records:
-            latest[events[i]] = captured_list[i]
-        else:
-            seen[i - n_records] = latest.get(events[i], NO_NODE)
+    rows = np.concatenate([record_rows, uses])
+    events = api.event[rows]
+    walk = np.lexsort((rows, events))
+    is_record = walk < n_records
+    position = np.arange(len(walk))
+    last_record = np.maximum.accumulate(np.where(is_record, position, -1))
+    use_positions = np.flatnonzero(~is_record)
+    prior = last_record[use_positions]
+    found = prior >= 0
+    prior_item = walk[np.maximum(prior, 0)]
+    found &= events[prior_item] == events[walk[use_positions]]
+    seen[walk[use_positions[found]] - n_records] = captured[prior_item[found]]
     return seen
 
 
