@@ -78,7 +78,7 @@ def highlight_diff(diff: str) -> Markup:
             kind = {"+": "add", "-": "del"}.get(line[:1], "ctx")
             code = highlight(line[1:], _LEXER, _FORMATTER).rstrip("\n")
             lines.append(f'<span class="line {kind}">{escape(line[:1] or " ")}{Markup(code)}</span>')
-    return Markup('<pre class="diff">' + "".join(lines) + "</pre>")
+    return Markup('<pre class="diff hl">' + "".join(lines) + "</pre>")
 
 
 def md_cell(value) -> str:

@@ -15,7 +15,9 @@ CANDIDATE_COLOR = "#dd8452"
 
 
 def _fmt_us(ns: float) -> str:
-    return f"{ns / 1000:.3g} us" if ns < 1e7 else f"{ns / 1e6:.4g} ms"
+    if ns < 1e6:
+        return f"{ns / 1e3:.1f} us"
+    return f"{ns / 1e6:.2f} ms" if ns < 1e9 else f"{ns / 1e9:.3f} s"
 
 
 def rounds_plot(baseline_ns: list[float], candidate_ns: list[float], *, width: int = 520, height: int = 200, title: str = "") -> Markup:

@@ -42,6 +42,7 @@ class TrialView:
     factor: int | None = None
     decision: str = ""  # "accepted" or "rejected" (or the loop's state for unfinished trials)
     reason: str = ""
+    detail: str = ""  # the loop's words on the decision (compiler error, output mismatch, ...)
     diff: str = ""
     ratio: float | None = None  # candidate / baseline of the decision metric (critical-path time)
     ratio_low: float | None = None
@@ -267,7 +268,7 @@ def load_run(run_dir: Path) -> RunView:
             symbols = {k["symbol"] for k in top if k.get("kernel") == t.kernel}
             view.trials.append(TrialView(
                 id=str(t.id), kernel=t.kernel, loop_id=t.loop_id, rule=t.rule, factor=t.factor, decision=decision,
-                reason=t.reason, diff=t.diff,
+                reason=t.reason, detail=t.detail, diff=t.diff,
                 ratio=iv["estimate"] if iv else None, ratio_low=iv["low"] if iv else None, ratio_high=iv["high"] if iv else None,
                 accept_below=1 - float(min_gain) if min_gain is not None else None,
                 kernel_ratio=kernel_iv.get("estimate") if kernel_iv and kernel_iv.get("n") else None,
