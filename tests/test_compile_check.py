@@ -108,6 +108,13 @@ def test_agprs_read_on_gfx908(hipcc):
     assert k.agpr > 0
 
 
+def test_build_flags_pass_through_but_the_target_is_the_checks(hipcc, tmp_path):
+    report = compile_check(COMPILE / "mfma.cu", arch="gfx908", flags=["--offload-arch=gfx90a", "-O1", "-DUNUSED=1"], workdir=tmp_path)
+    assert report.ok and len(report.kernels) == 1 and report.kernels[0].agpr > 0  # gfx908 only
+    assert "-O1" in report.command and "-O3" not in report.command and "-DUNUSED=1" in report.command
+    assert "--offload-arch=gfx90a" not in report.command
+
+
 def test_compile_error_returns_the_first_errors(hipcc):
     report = compile_check(COMPILE / "broken.cu")
     assert not report.ok and report.kernels == []

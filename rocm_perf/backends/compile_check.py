@@ -252,6 +252,8 @@ def _compile_in(
     keep_files: bool,
 ) -> CompileReport:
     obj = workdir / f"{source.stem}.{target}.o"
+    # The target is ours to choose: a build's own --offload-arch would add a second set of remarks.
+    flags = [f for f in flags if not f.startswith(("--offload-arch", "--amdgpu-target"))]
     argv = [hipcc, f"--offload-arch={target}"]
     if not any(re.fullmatch(r"-O[0-3sz]?|-Ofast", f) for f in flags):
         argv.append("-O3")
