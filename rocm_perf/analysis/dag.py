@@ -158,10 +158,11 @@ def build_dispatch_dag(trace: Trace, *, null_stream: str = "legacy", gap_heurist
         if legacy and null_chain is not None:
             _legacy_null_stream_edges(chains, null_chain, edges)
         _api_edges(api, chains, stream_chain, legacy, edges, notes)
-        notes.append(
-            f"null stream: {null_stream}"
-            + (" (waits for, and is waited for by, every other stream)" if null_stream == "legacy" else " (an ordinary stream)")
-        )
+        if len(labels) > 1:
+            notes.append(
+                f"null stream: {null_stream}"
+                + (" (waits for, and is waited for by, every other stream)" if legacy else " (an ordinary stream)")
+            )
     elif api is None or len(api) == 0:
         if len(labels) > 1:
             notes.append(
