@@ -44,6 +44,12 @@ class HipProgramTrace:
         self._dispatches.append((kernel, stream, begin, begin + duration, corr))
         return len(self._dispatches) - 1
 
+    def launch_untraced(self, kernel: str, stream: int, duration: int) -> int:
+        """A dispatch whose launch call the API trace lacks (its correlation id matches no call)."""
+        begin = self.now + 100
+        self._dispatches.append((kernel, stream, begin, begin + duration, 10**9 + len(self._dispatches)))
+        return len(self._dispatches) - 1
+
     def record(self, event: int, stream: int) -> None:
         self._call("hipEventRecord", stream=stream_pointer(stream), event=event_pointer(event))
 

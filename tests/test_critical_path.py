@@ -331,3 +331,17 @@ def test_segments_collapse_long_runs_but_keep_per_dispatch_slack():
     assert np.all(r.slack[side_rows] == 500 - 150)
     assert r.earliest_start[side_rows].tolist() == [3 * i for i in range(50)]
     assert r.earliest_start[p.row_of(trace, tail)] == 500
+
+
+def test_a_dispatch_without_launch_call_keeps_its_place_in_its_stream():
+    p = HipProgramTrace()
+    p.launch("a", 1, 10)
+    untraced = p.launch_untraced("b", 1, 100)  # e.g. launched through an API the trace missed
+    p.record(1, 1)
+    p.wait(2, 1)
+    c = p.launch("c", 2, 5)
+    trace = p.trace()
+    r = analyze_critical_path(trace)
+    assert r.earliest_start[p.row_of(trace, untraced)] == 10
+    assert r.earliest_start[p.row_of(trace, c)] == 110
+    assert any("no launch call" in n for n in r.notes)

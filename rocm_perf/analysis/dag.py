@@ -140,9 +140,10 @@ def build_dispatch_dag(trace: Trace, *, null_stream: str = "legacy", gap_heurist
         launch_time[matched] = api.start[launch_row[matched]]
         unmatched = int((~matched).sum())
         if unmatched:
+            launch_time = _estimate_missing_launches(chain, matched, launch_time)
             notes.append(
-                f"{unmatched} of {n} dispatches have no launch call in the API trace: "
-                "their own start time stands in for their launch time"
+                f"{unmatched} of {n} dispatches have no launch call in the API trace: each takes the launch "
+                "time of the dispatch before it on its stream"
             )
     order = np.lexsort((np.arange(n), launch_time, chain)) if n else np.zeros(0, dtype=np.int64)
     bounds = np.searchsorted(chain[order], np.arange(len(labels) + 1))
@@ -223,6 +224,30 @@ def _chain_of_rows(trace: Trace, notes: list[str]) -> tuple[np.ndarray, list[str
             "each agent's such dispatches are taken as one serial chain"
         )
     return chain.reshape(-1).astype(np.int64), labels
+
+
+def _estimate_missing_launches(chain: np.ndarray, matched: np.ndarray, launch_time: np.ndarray) -> np.ndarray:
+    """Launch times for dispatches whose launch call is not in the trace.
+
+    Each takes the launch time of the nearest earlier-started matched dispatch of its chain (else
+    the next one), so it keeps its place in its stream (rows are in start order).
+    """
+    n = len(chain)
+    by_chain = np.lexsort((np.arange(n), chain))
+    c, m = chain[by_chain], matched[by_chain]
+    position = np.arange(n)
+    prev = np.maximum.accumulate(np.where(m, position, -1))
+    has_prev = (prev >= 0) & (c[np.maximum(prev, 0)] == c)
+    nxt = np.minimum.accumulate(np.where(m, position, n)[::-1])[::-1]
+    has_next = (nxt < n) & (c[np.minimum(nxt, n - 1)] == c)
+    estimate = launch_time[by_chain]
+    from_prev = ~m & has_prev
+    from_next = ~m & ~has_prev & has_next
+    estimate[from_prev] = estimate[prev[from_prev]]
+    estimate[from_next] = estimate[nxt[from_next]]
+    result = launch_time.copy()
+    result[by_chain] = estimate
+    return result
 
 
 def _unique_rows(*columns: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
