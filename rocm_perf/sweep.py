@@ -315,6 +315,7 @@ class Sweep:
         self.stop_event = threading.Event()
         self.stop_signal = ""
         self.loop = None  # the running OptimizeLoop, to pass a stop request on
+        self.reporter = None  # its reporter: accepted changes of the running target, live
         self.lock = SweepLock(self.dir)
         self.ledger: SweepLedger | None = None
         self.session = 0
@@ -513,6 +514,7 @@ class Sweep:
         self.current = Current(state="optimizing", target=row.name, stage="starting", run_dir=row.run_dir)
         self.refresh()
         reporter = _sweep_reporter_class()(self)
+        self.reporter = reporter
         started = time.monotonic()
 
         def on_loop(loop) -> None:
@@ -544,6 +546,7 @@ class Sweep:
             return
         finally:
             self.loop = None
+            self.reporter = None
             used = self.ledger.target(row.name).used_s + (time.monotonic() - started)
             self.ledger.update_target(row.name, used_s=used)
         if run_dir is None:
@@ -629,7 +632,7 @@ class Sweep:
                         "run_dir": self.current.run_dir},
             "queue": [r.name for r in queue],
             "counts": counts,
-            "accepted": sum(r.accepted for r in rows),
+            "accepted": sum(r.accepted for r in rows) + (self.reporter.state.accepted if self.reporter is not None else 0),
             "budget_s": self.settings.budget_s, "used_s": used,
             "left_s": None if self.settings.budget_s is None else max(0.0, self.settings.budget_s - used),
             "targets": [{"name": r.name, "status": r.status, "reason": r.reason, "accepted": r.accepted,
