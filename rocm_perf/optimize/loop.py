@@ -98,6 +98,7 @@ class OptimizeLoop:
         self.alpha = alpha
         self.base_plan = acc.SequentialPlan(options.min_gain, alpha, options.rounds, options.max_rounds, options.round_step)
         self._rules = None
+        self._analyses: dict[tuple[str, str], Any] = {}
 
     # ---- driving ---------------------------------------------------------------------------
 
@@ -140,6 +141,13 @@ class OptimizeLoop:
 
     def _abs(self, rel: str) -> Path:
         return self.run_dir / rel
+
+    def _analysis(self, path: Path):
+        """The source analysis of `path`, once per content (libclang parses take seconds)."""
+        key = (str(path), sha256_bytes(path.read_bytes()))
+        if key not in self._analyses:
+            self._analyses[key] = self.svc.tools.analyze_source(path, self.flags)
+        return self._analyses[key]
 
     def _rules_list(self) -> list:
         if self._rules is None:
@@ -259,7 +267,7 @@ class OptimizeLoop:
                 for sym, ns in row.kernel_ns.items():
                     medians.setdefault(sym, []).append(ns)
         base = self.ledger.baselines()[0]
-        analysis = self.svc.tools.analyze_source(self._abs(base.source_path), self.flags)
+        analysis = self._analysis(self._abs(base.source_path))
         ranking = []
         for sym in sorted(shares, key=lambda s: -sum(shares[s]) / len(shares[s])):
             info = self.svc.tools.match_kernel(sym, analysis)
@@ -303,7 +311,7 @@ class OptimizeLoop:
         base = self.ledger.current_baseline()
         original = self._abs(self.ledger.baselines()[0].source_path).read_text(errors="replace")
         current_path = self._abs(base.source_path)
-        analysis = self.svc.tools.analyze_source(current_path, self.flags)
+        analysis = self._analysis(current_path)
         groups = propose(
             ranking=top, analysis=analysis, rules=self._rules_list(), applicable_rules=self.svc.tools.applicable_rules,
             original_text=original, current_text=current_path.read_text(errors="replace"),
@@ -339,14 +347,14 @@ class OptimizeLoop:
             return SCREEN
         tools = self.svc.tools
         base_path = self._abs(base.source_path)
-        analysis = tools.analyze_source(base_path, self.flags)
+        analysis = self._analysis(base_path)
         to_build = []
         for t in pending:
             self._check_stop()
             trial_dir = self.run_dir / "trials" / str(t.id)
             trial_dir.mkdir(parents=True, exist_ok=True)
             try:
-                cand = tools.make_candidate(base_path, analysis, t.loop_id, t.rule, t.factor)
+                cand = tools.make_candidate(base_path, analysis, t.loop_id, t.rule, t.factor, rules=self._rules_list())
             except RocmPerfError as e:
                 self._reject(t, R_GUARD, f"the rewrite could not be made: {e}")
                 continue
