@@ -66,3 +66,26 @@ def test_user_errors_are_one_line(tmp_path, capsys):
     assert err.startswith("rocm-perf: error:") and len(err.strip().splitlines()) == 1
     with pytest.raises(RocmPerfError, match="--top"):
         run_critical_path(MULTISTREAM, top=0)
+
+
+def test_summary_has_the_critical_path_section_and_writes_critical_path_json(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["summary", str(MULTISTREAM), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "Critical path" in printed and "660.0 us = 79.2% of the span" in printed
+    # top kernels by path share next to their share of total time
+    produce = next(line for line in printed.splitlines() if "produce_kernel" in line and "45.5%" in line)
+    assert "37.0%" in produce
+    doc = json.loads((out / "critical_path.json").read_text())
+    assert doc["critical_path_ns"] == 660_000 and len(doc["path"]) == 9
+    assert "## Critical path" in (out / "profile_summary.md").read_text()
+    assert main(["summary", str(MULTISTREAM), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["critical_path"]["critical_path_ns"] == 660_000
+    assert summary["critical_path"]["path_dispatches"] == 9 and "path" not in summary["critical_path"]
+
+
+def test_summary_of_a_profile_without_api_trace_says_the_path_is_a_lower_bound(capsys):
+    assert main(["summary", str(NO_API)]) == 0
+    printed = capsys.readouterr().out
+    assert "cross-stream dependencies NOT known" in printed

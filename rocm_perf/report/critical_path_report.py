@@ -133,10 +133,12 @@ def critical_path_section(trace: Trace, *, null_stream: str = "legacy", top: int
         # The kernel table is still worth having when the DAG cannot be built; say why it is missing.
         reason = f"not computed: {e}"
         return SummarySection(key="critical_path", title=title, data={"error": str(e)}, markdown=reason, text=reason)
+    # Pre-rendered for any terminal: 80 columns keep path % next to time %, and nothing wraps.
     buffer = io.StringIO()
-    console = Console(file=buffer, width=120, color_system=None, force_terminal=False)
-    console.print(ranking_table(result, top=top, width=120))
-    text = "\n".join(headline(result)) + "\n" + buffer.getvalue().rstrip("\n")
+    console = Console(file=buffer, width=80, color_system=None, force_terminal=False)
+    console.print(ranking_table(result, top=top, width=80))
+    table_text = "\n".join(line.rstrip() for line in buffer.getvalue().rstrip("\n").splitlines())
+    text = "\n".join(headline(result)) + "\n" + table_text
     doc = result_json(result, trace)
     summary_data = {k: v for k, v in doc.items() if k != "path"}
     summary_data["path_dispatches"] = len(result.path)

@@ -69,6 +69,9 @@ def extra_sections(trace: Trace) -> list[SummarySection]:
     """Sections other analyses append to the summary, in order. Each returns None when it has nothing to say."""
     sections: list[SummarySection] = []
     # ---- extra sections: add one call per analysis here (critical path: worker B) ----------
+    from rocm_perf.report.critical_path_report import critical_path_section
+
+    sections.append(critical_path_section(trace))  # also writes critical_path.json into --out
     # ---- end of extra sections ------------------------------------------------------------
     return [s for s in sections if s is not None]
 
