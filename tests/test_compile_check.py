@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -227,3 +229,15 @@ def test_check_runs_on_every_corpus_program(hipcc, program, capsys):
     out = capsys.readouterr().out
     assert "compiled for gfx90a" in out
     assert "(no kernels)" not in out
+
+
+def test_cli_check_exit_codes(hipcc, tmp_path):
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "rocm_perf.cli", *args], capture_output=True, text=True, timeout=300)
+
+    broken = cli("check", str(COMPILE / "broken.cu"))
+    assert broken.returncode == 1 and "undeclared_value" in broken.stderr
+    missing = cli("check", str(tmp_path / "nope.cu"))
+    assert missing.returncode == 2 and missing.stderr.strip() == f"rocm-perf: error: {tmp_path / 'nope.cu'}: no such file"
+    good = cli("check", str(COMPILE / "resources.cu"), "--json", "--cflags=-DUNUSED=1")
+    assert good.returncode == 0 and len(json.loads(good.stdout)["kernels"]) == 5

@@ -116,3 +116,12 @@ def test_format_groups_by_area():
         "  NO  hipcc (AMD targets)    hipcc not found",
     ]
     assert f"  hipcc (AMD targets): {INSTALL_HIPCC}" in text
+
+
+def test_cli_doctor_json():
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "rocm_perf.cli", "doctor", "--json"], capture_output=True, text=True, timeout=300)
+    data = json.loads(done.stdout)
+    assert done.returncode == (0 if data["host_backend_works"] else 1)
+    assert data["host_backend_works"] is host_backend_works()
