@@ -242,7 +242,7 @@ def _scope_is_block(masked: str, offset: int) -> bool:
             openers.pop()
     for k in openers:
         before = masked[:k].rstrip()
-        if re.search(r"\bnamespace(\s+[\w:]+)?\s*$", before) or re.search(r"\bextern\s*$", before):
+        if re.search(r"\bnamespace(\s+[\w:]+)?\s*$", before) or re.search(r'\bextern\s*"[^"\n]*"\s*$', before):
             continue  # `extern "C" {` (the string is blanked) or a namespace
         return True
     return False

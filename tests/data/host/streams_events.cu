@@ -67,7 +67,8 @@ int main() {
         return 1;
     }
     float ms = -1.0f;
-    CHECK(hipEventElapsedTime(&ms, start, stop));
+    CHECK(hipEventSynchronize(produced));
+    CHECK(hipEventElapsedTime(&ms, start, produced));  // both on stream a: ordered
     if (!(ms >= 0.0f)) {
         std::printf("elapsed time %f ms is negative\n", ms);
         return 1;
