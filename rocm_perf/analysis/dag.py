@@ -370,7 +370,7 @@ def _api_edges(
             kind_of_name[i] = wait
         elif name in EVENT_SYNC_CALLS:
             kind_of_name[i] = event_sync
-        elif name in STREAM_SYNC_CALLS or is_host_synchronous_copy(name):
+        elif name in STREAM_SYNC_CALLS or copy_name[i]:
             kind_of_name[i] = stream_sync
         elif name in DEVICE_SYNC_CALLS:
             kind_of_name[i] = device_sync
@@ -404,12 +404,11 @@ def _api_edges(
             captured[on_c] = chains.last_before(c, api.start[record_rows[on_c]])
     if record_on_null.any():
         on_null = np.flatnonzero(record_on_null)
-        if len(on_null):
-            joins = edges.new_joins(len(on_null))
-            times = api.start[record_rows[on_null]]
-            for c in all_chains:
-                edges.add(chains.last_before(c, times), joins)
-            captured[on_null] = joins
+        joins = edges.new_joins(len(on_null))
+        times = api.start[record_rows[on_null]]
+        for c in all_chains:
+            edges.add(chains.last_before(c, times), joins)
+        captured[on_null] = joins
 
     # Which capture each wait / event-synchronize sees: the latest record of that event before it.
     uses = np.flatnonzero((kind == wait) | (kind == event_sync))
@@ -423,6 +422,10 @@ def _api_edges(
         if on_c.any():
             edges.add(wait_seen[on_c], chains.first_at_or_after(c, api.end[waits[on_c]]))
 
+    unmapped = sum(1 for p in set(stream_ptr[waits].tolist()) if p != UNKNOWN and chain_of(p) is None)
+    if unmapped:
+        notes.append(f"{unmapped} streams waited on never launched a traced dispatch: their waits order nothing")
+
     # Host barriers, in the order they return; each one is after the one before (the host waited).
     syncs = np.flatnonzero((kind == event_sync) | (kind == stream_sync) | (kind == device_sync))
     if not len(syncs):
@@ -430,28 +433,26 @@ def _api_edges(
     syncs = syncs[np.argsort(api.end[syncs], kind="stable")]
     barrier = edges.new_joins(len(syncs))
     edges.add(barrier[:-1], barrier[1:])
-    event_sync_seen = dict(zip(uses[~wait_mask].tolist(), seen[~wait_mask].tolist()))
-    waits_on_chain: list[list[int]] = [[] for _ in all_chains]
-    for b, row in enumerate(syncs.tolist()):
-        k = kind[row]
-        if k == event_sync:
-            edges.add(event_sync_seen.get(row, NO_NODE), barrier[b])
-            continue
-        c = None if k == device_sync else chain_of(stream_ptr[row])
-        if k == device_sync or (legacy and stream_ptr[row] == 0):
-            for every in all_chains:
-                waits_on_chain[every].append(b)
-        elif c is not None:
-            waits_on_chain[c].append(b)
+    # An event synchronize waits for what the event captured.
+    sync_kind = kind[syncs]
+    on_event = np.flatnonzero(sync_kind == event_sync)
+    seen_by_row = np.full(len(api), NO_NODE, dtype=np.int64)
+    seen_by_row[uses] = seen
+    edges.add(seen_by_row[syncs[on_event]], barrier[on_event])
+    # A stream synchronize waits for its stream's last launch; a device synchronize (or, legacy, a
+    # null-stream synchronize) for every stream's.
+    covers_all = (sync_kind == device_sync) | ((sync_kind == stream_sync) & legacy & (stream_ptr[syncs] == 0))
+    sync_chain = np.where(sync_kind == stream_sync, chains_of(stream_ptr[syncs]), NO_NODE)
     for c in all_chains:
-        if not waits_on_chain[c] or not len(chains.rows[c]):
+        which = np.flatnonzero(covers_all | (sync_chain == c))
+        if not len(which) or not len(chains.rows[c]):
             continue
-        which = np.asarray(waits_on_chain[c], dtype=np.int64)
         idx = np.searchsorted(chains.launch[c], api.start[syncs[which]], side="left") - 1
         # A dispatch already waited for by an earlier barrier needs no second edge.
         earlier = np.concatenate([[-1], np.maximum.accumulate(idx)[:-1]])
         new = (idx >= 0) & (idx > earlier)
         edges.add(chains.rows[c][idx[new]], barrier[which[new]])
+    # Everything launched after a barrier returns waits for it: per stream, its next launch.
     ends = api.end[syncs]
     for c in all_chains:
         rows = chains.rows[c]
@@ -462,9 +463,6 @@ def _api_edges(
         last = nxt < len(rows)
         last[:-1] &= nxt[:-1] != nxt[1:]
         edges.add(barrier[last], rows[nxt[last]])
-    unmapped = sum(1 for p in set(stream_ptr[waits].tolist()) if p != UNKNOWN and chain_of(p) is None)
-    if unmapped:
-        notes.append(f"{unmapped} streams waited on never launched a traced dispatch: their waits order nothing")
 
 
 def _latest_capture(api: ApiCalls, record_rows: np.ndarray, captured: np.ndarray, uses: np.ndarray) -> np.ndarray:
