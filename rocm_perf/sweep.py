@@ -329,7 +329,7 @@ class Sweep:
         handler = self._log_to_file()
         previous = self._install_signal_handlers()
         heartbeat = threading.Thread(target=self._heartbeat, name="sweep-heartbeat", daemon=True)
-        how = "finished"
+        how = "error"  # what the session record says if anything below raises
         try:
             self.ledger = SweepLedger(self.dir, create=True)
             self.ledger.set("settings", self.settings.to_json())
@@ -379,7 +379,10 @@ class Sweep:
             self.refresh()
             if self.stop_event.wait(self.settings.poll_s):
                 return "stopped"
-            self.scan_targets()
+            try:
+                self.scan_targets()
+            except RocmPerfError as e:  # a watched folder or manifest changing under us: try again next poll
+                log.warning("rescanning targets: %s", e)
 
     # ---- targets -----------------------------------------------------------------------------
 
@@ -387,7 +390,11 @@ class Sweep:
         """Add new targets; put finished targets whose source changed back in the queue (a new run)."""
         targets = discover_targets([Path(a) for a in self.settings.target_args])
         for t in targets:
-            sha = source_hash(t.source)
+            try:
+                sha = source_hash(t.source)
+            except RocmPerfError as e:  # deleted or unreadable since it was listed: skip it this time
+                log.warning("target %s: %s", t.name, e)
+                continue
             row = self.ledger.target_by_identity(t.identity())
             if row is None:
                 row = self.ledger.add_target(t.identity(), t.name, t.spec(), sha)
@@ -757,11 +764,11 @@ class PlainDisplay:
 class RichDisplay:
     """A terminal: a live panel with targets done/left, the current target and stage, gains, time left."""
 
-    def __init__(self):
+    def __init__(self, console=None):
         from rich.console import Console
         from rich.live import Live
 
-        self.live = Live(console=Console(), refresh_per_second=2, transient=False)
+        self.live = Live(console=console or Console(), refresh_per_second=2, transient=False)
         self.live.start()
         self._lock = threading.Lock()
 

@@ -460,3 +460,26 @@ def test_real_sweep_on_the_host_backend(tmp_path):
     assert "unroll\\_wins" in md and "does not build" in md
     assert main(["report", str(sweep_dir)]) == 0
     assert "sweep-table" in (sweep_dir / "report.html").read_text()
+
+
+def test_progress_on_a_terminal_and_as_a_plain_log(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from rocm_perf.sweep import PlainDisplay, RichDisplay
+
+    write_sources(tmp_path / "k", ["a", "b"])
+    screen = io.StringIO()
+    rich = RichDisplay(console=Console(file=screen, force_terminal=True, width=120))
+    script = Script()
+    Sweep(tmp_path / "s", settings([tmp_path / "k"]), triage=script.triage, optimize=script.optimize, display=rich).run()
+    shown = screen.getvalue()
+    assert "targets" in shown and "2 done, 0 left" in shown and "time left" in shown and "accepted" in shown
+    plain = io.StringIO()
+    Sweep(tmp_path / "s2", settings([tmp_path / "k"]), triage=script.triage, optimize=script.optimize,
+          display=PlainDisplay(plain)).run()
+    lines = plain.getvalue().splitlines()
+    assert any("[triage] a" in line for line in lines) and any("[optimizing] b" in line for line in lines)
+    assert "\x1b[" not in plain.getvalue()  # no terminal codes in a log
+    assert "[finished]" in lines[-1] and "2 done, 0 queued, 2 accepted" in lines[-1]
