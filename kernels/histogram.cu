@@ -19,11 +19,11 @@
         }                                                                               \
     } while (0)
 
-constexpr int kKeys = 3 * (1 << 20) + 5;
+constexpr int kKeys = 4 * (1 << 20) + 5;
 constexpr int kBins = 256;
 constexpr int kBlocks = 48;
 constexpr int kBlock = 256;
-constexpr int kLaunches = 3;
+constexpr int kLaunches = 10;
 
 __global__ void histogram_global(const unsigned int* __restrict__ keys, int n, unsigned int* __restrict__ bins,
                                  int num_bins) {

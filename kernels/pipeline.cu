@@ -1,13 +1,14 @@
 // A three-stage pipeline over chunks on three streams, ordered by events:
 //   stream 0: expand_chunk  (polynomial of each input value)      -> record produced[chunk]
-//   stream 1: wait produced[chunk]; smooth_chunk (3-point average)  -> record smoothed[chunk]
+//   stream 1: wait produced[chunk]; smooth_chunk (9-point window)   -> record smoothed[chunk]
 //   stream 2: wait smoothed[chunk]; reduce_chunk (block partial sums)
 // Chunk c of stage 2 overlaps chunk c+1 of stage 1 and c+2 of stage 0, so the dispatch DAG has
 // cross-stream edges from the events. Every round scales the input differently, so a stage that
 // ran before its producer finished reads the previous round's values and the check fails.
 // Exercises: hipStreamCreate, hipEventRecord, hipStreamWaitEvent, hipEventSynchronize,
 // hipEventElapsedTime, launches on non-null streams with both `<<<>>>` and hipLaunchKernelGGL,
-// a runtime-trip Horner loop, a shared-memory tree reduction with barriers.
+// a runtime-trip Horner loop, a constant-trip window loop, a shared-memory tree reduction with
+// barriers. The first two stages cost about the same, so the critical path crosses streams.
 #include <hip/hip_runtime.h>
 
 #include <cmath>
@@ -26,9 +27,10 @@
     } while (0)
 
 constexpr int kChunks = 6;
-constexpr int kChunkSize = 1 << 17;
-constexpr int kRounds = 3;
-constexpr int kDegree = 12;
+constexpr int kChunkSize = 1 << 18;
+constexpr int kRounds = 6;
+constexpr int kDegree = 16;
+constexpr int kRadius = 4;  // smoothing window: 2 * kRadius + 1 points, triangular weights
 constexpr int kBlock = 256;
 constexpr int kReduceBlocks = 16;
 constexpr int kReduceThreads = 64;
@@ -43,12 +45,21 @@ __global__ void expand_chunk(const float* __restrict__ input, float* __restrict_
     expanded[i] = scale * acc;
 }
 
+__host__ __device__ inline float window_weight(int offset) {
+    const int distance = offset < 0 ? -offset : offset;
+    return static_cast<float>(kRadius + 1 - distance) / static_cast<float>((kRadius + 1) * (kRadius + 1));
+}
+
+// Triangular moving average inside the chunk; indices clamp at the chunk's edges.
 __global__ void smooth_chunk(const float* __restrict__ expanded, float* __restrict__ smoothed, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const float left = i > 0 ? expanded[i - 1] : expanded[i];
-    const float right = i + 1 < n ? expanded[i + 1] : expanded[i];
-    smoothed[i] = 0.25f * left + 0.5f * expanded[i] + 0.25f * right;
+    float acc = 0.0f;
+    for (int k = -kRadius; k <= kRadius; ++k) {
+        const int j = i + k < 0 ? 0 : (i + k >= n ? n - 1 : i + k);
+        acc += window_weight(k) * expanded[j];
+    }
+    smoothed[i] = acc;
 }
 
 // Each block sums a contiguous slice of the chunk; partials[blockIdx.x] gets the slice's sum.
@@ -159,9 +170,11 @@ int main() {
         for (int b = 0; b < kReduceBlocks; ++b) {
             double slice_sum = 0.0;
             for (int i = b * slice; i < (b + 1) * slice && i < kChunkSize; ++i) {
-                const float left = i > 0 ? expanded[i - 1] : expanded[i];
-                const float right = i + 1 < kChunkSize ? expanded[i + 1] : expanded[i];
-                const double expected = 0.25 * left + 0.5 * expanded[i] + 0.25 * right;
+                double expected = 0.0;
+                for (int k = -kRadius; k <= kRadius; ++k) {
+                    const int j = i + k < 0 ? 0 : (i + k >= kChunkSize ? kChunkSize - 1 : i + k);
+                    expected += static_cast<double>(window_weight(k)) * expanded[j];
+                }
                 if (std::fabs(got[i] - expected) > 1e-5 * std::fabs(expected) + 1e-5) {
                     std::fprintf(stderr, "pipeline: MISMATCH in chunk %d at %d: got %.7g, expected %.7g\n", c, i,
                                  got[i], expected);

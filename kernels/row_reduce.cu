@@ -21,7 +21,7 @@
 constexpr int kRows = 4096;
 constexpr int kCols = 4096;
 constexpr int kBlock = 256;
-constexpr int kLaunches = 20;
+constexpr int kLaunches = 32;
 
 __global__ void row_sum(const float* __restrict__ matrix, float* __restrict__ sums, int rows, int cols) {
     const int row = blockIdx.x * blockDim.x + threadIdx.x;

@@ -24,7 +24,7 @@ constexpr int kIntervals = 6000;
 constexpr int kSteps = 200;
 constexpr int kDegree = 10;
 constexpr int kBlock = 128;
-constexpr int kLaunches = 5;
+constexpr int kLaunches = 16;
 
 __device__ float horner(const float* __restrict__ coefficients, int degree, float x) {
     float acc = coefficients[degree];

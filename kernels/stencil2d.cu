@@ -21,7 +21,7 @@
 
 constexpr int kWidth = 1000;  // not a multiple of the block: edge blocks are partial
 constexpr int kHeight = 1024;
-constexpr int kSteps = 12;
+constexpr int kSteps = 20;
 
 __device__ __forceinline__ int clamp_index(int value, int upper) {
     return value < 0 ? 0 : (value > upper ? upper : value);

@@ -24,17 +24,17 @@ from rocm_perf.backends.process import Completed, run
 
 # What each program launches: kernel base name -> launches per run. Mirrors kernels/README.md.
 EXPECTED_LAUNCHES: dict[str, dict[str, int]] = {
-    "row_reduce": {"row_sum": 20},
-    "softmax": {"softmax_rows": 8},
-    "layernorm": {"layernorm_rows": 8},
+    "row_reduce": {"row_sum": 32},
+    "softmax": {"softmax_rows": 14},
+    "layernorm": {"layernorm_rows": 16},
     "stencil1d": {"stencil_1d": 10},
-    "stencil2d": {"stencil_2d": 12},
+    "stencil2d": {"stencil_2d": 20},
     "matmul_tiled": {"matmul_tiled": 5},
     "matmul_regblock": {"matmul_micro4x4": 6},
-    "transpose": {"transpose_naive": 4, "transpose_shared": 4},
-    "histogram": {"histogram_global": 3, "histogram_shared": 3},
-    "pipeline": {"expand_chunk": 18, "smooth_chunk": 18, "reduce_chunk": 18},
-    "runtime_trip": {"integrate_intervals": 5},
+    "transpose": {"transpose_naive": 10, "transpose_shared": 10},
+    "histogram": {"histogram_global": 10, "histogram_shared": 10},
+    "pipeline": {"expand_chunk": 36, "smooth_chunk": 36, "reduce_chunk": 36},
+    "runtime_trip": {"integrate_intervals": 16},
 }
 PIPELINE_STAGES = ("expand_chunk", "smooth_chunk", "reduce_chunk")  # stream 0, 1, 2 in order
 PIPELINE_CHUNKS = 6
@@ -118,3 +118,118 @@ def test_program_compiles_for_gfx90a(hipcc: str, hipcc_compiles: dict[str, Hipcc
     # the host side registers each kernel with the code object by its mangled name
     for kernel in EXPECTED_LAUNCHES[source.stem]:
         assert f"{len(kernel)}{kernel}".encode() in result.object_bytes, f"{kernel} not in the gfx90a object"
+
+
+# --- the host backend -------------------------------------------------------------------------
+
+
+@dataclass
+class HostRun:
+    """One program built and profiled on the host backend, and its database read back."""
+
+    result: object  # ProfileResult
+    trace: object | None  # Trace, None when the run left no database
+
+
+def kernel_base_name(display_name: str) -> str:
+    """`void softmax_rows<64>(float const*, float*, int)` -> `softmax_rows`."""
+    match = re.match(r"(?:void\s+)?([A-Za-z_]\w*)", display_name.strip())
+    assert match, display_name
+    return match.group(1)
+
+
+@pytest.fixture(scope="module")
+def host_runs(tmp_path_factory) -> dict[str, HostRun]:
+    """Every corpus program built and profiled once on the host backend (two at a time)."""
+    host = pytest.importorskip("rocm_perf.backends.host", reason="the host backend has not landed yet")
+    from rocm_perf.trace.load import load_trace
+
+    backend = host.HostBackend()
+    available, why = backend.available()
+    if not available:
+        pytest.skip(f"host backend unavailable: {why}")
+    root = tmp_path_factory.mktemp("corpus-host")
+
+    def build_and_profile(source: Path) -> tuple[str, HostRun]:
+        out_dir = root / source.stem
+        program = backend.build(source, out_dir / "build")
+        result = backend.profile([str(program.executable)], out_dir / "profile", timeout=120)
+        trace = load_trace(result.databases[0]) if result.databases else None
+        return source.stem, HostRun(result, trace)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(build_and_profile, CORPUS))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", CORPUS, ids=CORPUS_IDS)
+def test_program_passes_its_check_on_host_backend(host_runs: dict[str, HostRun], source: Path):
+    result = host_runs[source.stem].result
+    assert not result.timed_out
+    assert result.returncode == 0, result.stdout[-1000:] + result.stderr[-2000:]
+    assert "PASS" in result.stdout
+    assert len(CHECKSUM_LINE.findall(result.stdout)) == 1, result.stdout
+    assert "MISMATCH" not in result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", CORPUS, ids=CORPUS_IDS)
+def test_profile_reads_back_with_kernels_counts_and_streams(host_runs: dict[str, HostRun], source: Path):
+    run_ = host_runs[source.stem]
+    assert len(run_.result.databases) == 1
+    trace = run_.trace
+    assert trace.metadata["format"] == "rocpd-v3"
+    launches = Counter(kernel_base_name(trace.symbol_name(row)) for row in range(len(trace)))
+    assert dict(launches) == EXPECTED_LAUNCHES[source.stem]
+    assert np.all(trace.end >= trace.start)
+    # one digest per device-to-host copy the program makes (each copy site runs once)
+    assert len(trace.digests) == source.read_text(encoding="utf-8").count("hipMemcpyDeviceToHost")
+    streams = set(int(s) for s in trace.stream)
+    if source.stem == "pipeline":
+        stage_streams = [_streams_of(trace, stage) for stage in PIPELINE_STAGES]
+        assert all(len(s) == 1 for s in stage_streams), stage_streams
+        assert len(set().union(*stage_streams)) == 3
+        assert 0 not in streams, "the pipeline launches nothing on the null stream"
+    else:
+        assert streams == {0}, "single-stream programs launch on the null stream"
+
+
+def _streams_of(trace, kernel: str) -> set[int]:
+    return {int(trace.stream[row]) for row in _rows_of(trace, kernel)}
+
+
+def _rows_of(trace, kernel: str) -> list[int]:
+    """Dispatch rows of one kernel, in start order (the trace is sorted by start)."""
+    return [row for row in range(len(trace)) if kernel_base_name(trace.symbol_name(row)) == kernel]
+
+
+@pytest.mark.slow
+def test_pipeline_stages_wait_for_their_producers(host_runs: dict[str, HostRun]):
+    """Each stage of a chunk starts only after the previous stage of that chunk ended (the events)."""
+    trace = host_runs["pipeline"].trace
+    expand, smooth, reduce_ = (_rows_of(trace, stage) for stage in PIPELINE_STAGES)
+    for producer, consumer in ((expand, smooth), (smooth, reduce_)):
+        for p, c in zip(producer, consumer):
+            assert trace.start[c] >= trace.end[p]
+
+
+@pytest.mark.slow
+def test_pipeline_dag_has_its_event_edges(host_runs: dict[str, HostRun]):
+    from rocm_perf.analysis.critical_path import analyze_critical_path
+
+    trace = host_runs["pipeline"].trace
+    result = analyze_critical_path(trace)
+    assert result.cross_stream_known
+    edges = {(int(a), int(b)) for a, b in result.dependency_edges}
+    expand, smooth, reduce_ = (_rows_of(trace, stage) for stage in PIPELINE_STAGES)
+    missing = [
+        (p, c)
+        for producer, consumer in ((expand, smooth), (smooth, reduce_))
+        for p, c in zip(producer, consumer)
+        if (p, c) not in edges
+    ]
+    assert not missing, f"event edges missing from the DAG: {missing[:5]}"
+    # the critical path is no longer than running everything back to back, no shorter than any stream
+    assert result.critical_path_ns <= result.sum_dispatch_ns
+    per_stream = {s: int(trace.duration[trace.stream == s].sum()) for s in set(int(s) for s in trace.stream)}
+    assert result.critical_path_ns >= max(per_stream.values())
