@@ -278,3 +278,24 @@ def test_rocprofv3_under_rocm_path_is_found(tmp_path, monkeypatch):
 def test_build_error_shows_the_compiler_errors(hipcc, tmp_path):
     with pytest.raises(RocmPerfError, match="undeclared_value"):
         RocmBackend(arch="gfx90a").build(DATA / "compile" / "broken.cu", tmp_path)
+
+
+def test_profile_command_end_to_end_on_the_rocm_backend(hipcc, fake_tools, tmp_path, monkeypatch):
+    """`rocm-perf profile --backend rocm`: real hipcc build for the agent's arch, the double profiles."""
+    monkeypatch.setenv("FAKE_ROCMINFO_ARCH", "gfx90a")  # an arch Debian's hipcc knows
+    monkeypatch.setenv("FAKE_ROCMINFO_PRODUCT", "AMD Instinct MI210")
+    done = subprocess.run(
+        [sys.executable, "-m", "rocm_perf.cli", "profile", str(DATA / "compile" / "resources.cu"), "--backend", "rocm", "--out", str(tmp_path / "runs")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("backend: rocm (AMD Instinct MI210 (gfx90a) x2)")
+    (db,) = (tmp_path / "runs").glob(f"*/baseline/round_1/rocprofv3/attempt-1/{socket.gethostname()}/*_results.db")
+    assert "produce_kernel" in done.stdout  # the fixture's kernels, read back from the copied database
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    build_log = next(run_dir.rglob("build.log")).read_text()
+    assert "--offload-arch=gfx90a" in build_log
+    (argv,) = recorded_argvs(fake_tools)
+    assert Path(argv[-1]).name == "resources" and argv[-2] == "--"

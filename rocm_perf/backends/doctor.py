@@ -12,7 +12,7 @@ from rocm_perf.backends import process
 from rocm_perf.backends.compile_check import choose_target, hipcc_available
 from rocm_perf.backends.environment import capture_environment
 from rocm_perf.backends.gpu_agents import find_gpu_agents
-from rocm_perf.backends.hipcc import find_hipcc
+from rocm_perf.backends.hipcc import amd_env, find_hipcc
 from rocm_perf.backends.rocprofv3 import find_rocprofv3
 from rocm_perf.errors import RocmPerfError
 
@@ -202,7 +202,7 @@ def _ok(checks: list[Check], area: str, name: str) -> bool:
 
 def _first_line(argv: list[str], contains: str | None = None) -> str | None:
     try:
-        done = process.run(argv, timeout=30)
+        done = process.run(argv, timeout=30, env=amd_env())
     except OSError:
         return None
     for line in (done.stdout + "\n" + done.stderr).splitlines():

@@ -20,7 +20,7 @@ from typing import Any
 from rocm_perf import __version__
 from rocm_perf.backends import process
 from rocm_perf.backends.gpu_agents import find_gpu_agents
-from rocm_perf.backends.hipcc import find_hipcc, find_rocm_tool, rocm_root
+from rocm_perf.backends.hipcc import amd_env, find_hipcc, find_rocm_tool, rocm_root
 
 _TOOL_TIMEOUT = 20
 
@@ -66,7 +66,7 @@ def capture_environment(*, source: Path | None = None, backend=None, command: li
         },
         "compilers": {
             "cxx": _tool_version(_host_cxx(), ["--version"]),
-            "hipcc": _tool_version(find_hipcc(), ["--version"], pick=r"clang version .*"),
+            "hipcc": _tool_version(find_hipcc(), ["--version"], pick=r"clang version .*", env=amd_env()),
         },
         "container": _container(),
         "command": list(command) if command is not None else list(sys.argv),
@@ -100,11 +100,11 @@ def _safe(read) -> Any:
         return None
 
 
-def _run_text(argv: list[str]) -> str | None:
+def _run_text(argv: list[str], env: dict[str, str] | None = None) -> str | None:
     if not argv or argv[0] is None:
         return None
     try:
-        done = process.run(argv, timeout=_TOOL_TIMEOUT)
+        done = process.run(argv, timeout=_TOOL_TIMEOUT, env=env)
     except OSError:
         return None
     if done.timed_out or done.returncode != 0:
@@ -112,9 +112,9 @@ def _run_text(argv: list[str]) -> str | None:
     return (done.stdout or done.stderr).strip() or None
 
 
-def _tool_version(tool: str | None, args: list[str], pick: str | None = None) -> str | None:
+def _tool_version(tool: str | None, args: list[str], pick: str | None = None, env: dict[str, str] | None = None) -> str | None:
     """The tool's version line: the first line of `tool --version`, or the first line matching `pick`."""
-    text = _run_text([tool, *args]) if tool else None
+    text = _run_text([tool, *args], env) if tool else None
     if text is None:
         return None
     lines = [l.strip() for l in text.splitlines() if l.strip()]
@@ -129,7 +129,7 @@ def _tool_version(tool: str | None, args: list[str], pick: str | None = None) ->
 
 def _hipcc_version() -> str | None:
     """hipcc's HIP version line (`HIP version: 5.2.21153-0`)."""
-    return _tool_version(find_hipcc(), ["--version"], pick=r"HIP version: \S+")
+    return _tool_version(find_hipcc(), ["--version"], pick=r"HIP version: \S+", env=amd_env())
 
 
 def _host_cxx() -> str | None:
