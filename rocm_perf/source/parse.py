@@ -134,7 +134,7 @@ def parse_setup(mode: str | None = None) -> ParseSetup:
         args = [
             "-x", "hip", f"--offload-arch={DEFAULT_ARCH}", "-nogpuinc", "-nogpulib",
             "--cuda-device-only", "-resource-dir", str(resource_dir), "-std=c++17",
-            "-isystem", str(STUB_DIR), "-Xclang", "-fcuda-allow-variadic-functions",
+            "-isystem", str(STUB_DIR), "-include", "__clang_hip_runtime_wrapper.h",
         ]  # fmt: skip
     else:
         raise RocmPerfError(f"unknown source parse mode {mode!r}: expected 'real' or 'stub'")
