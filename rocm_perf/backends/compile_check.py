@@ -7,6 +7,7 @@ GPU, so this check runs in CI. Two remark layouts exist (plain, and `-save-temps
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import shutil
@@ -230,7 +231,8 @@ def compile_check_many(sources: list[Path], *, jobs: int | None = None, **kw) ->
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(sources)))
     if jobs == 1:
         return [compile_check(s, workdir=w, **kw) for s, w in zip(sources, workdirs)]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    # forkserver: callers may hold threads (the optimize loop does), and fork() under threads can deadlock.
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
         futures = [pool.submit(compile_check, s, workdir=w, **kw) for s, w in zip(sources, workdirs)]
         return [f.result() for f in futures]
 
