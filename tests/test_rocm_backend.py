@@ -299,3 +299,20 @@ def test_profile_command_end_to_end_on_the_rocm_backend(hipcc, fake_tools, tmp_p
     assert "--offload-arch=gfx90a" in build_log
     (argv,) = recorded_argvs(fake_tools)
     assert Path(argv[-1]).name == "resources" and argv[-2] == "--"
+
+
+def test_gpu_agents_from_amd_smi_json_and_cpu_only_rocminfo():
+    from rocm_perf.backends.gpu_agents import parse_amd_smi_static, parse_rocminfo
+
+    # amd-smi static --asic --json: the ASIC fields of amdsmi_asic_info_t, per GPU.
+    text = json.dumps(
+        [
+            {"gpu": 0, "asic": {"market_name": "AMD Instinct MI300X", "target_graphics_version": "gfx942", "num_compute_units": 304}},
+            {"gpu": 1, "asic": {"market_name": "N/A", "target_graphics_version": "N/A", "num_compute_units": "N/A"}},
+        ]
+    )
+    (agent,) = parse_amd_smi_static(text)
+    assert (agent.arch, agent.product, agent.cu_count, agent.source) == ("gfx942", "AMD Instinct MI300X", 304, "amd-smi")
+    assert parse_amd_smi_static("not json") == []
+    cpu_only = "*******\nAgent 1\n*******\n  Name:                    AMD EPYC\n  Device Type:             CPU\n"
+    assert parse_rocminfo(cpu_only) == []
