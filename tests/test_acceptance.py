@@ -133,12 +133,24 @@ def test_noise_floor_raises_min_gain_for_a_systematic_offset():
     rng = np.random.default_rng(5)
     p = pairs(rng, 20, 1.04, 0.005)  # two builds of the same source differ by 4 % (code layout)
     floor = noise_floor([x for x, _ in p], [y for _, y in p])
-    assert floor.floor >= 0.04
+    assert floor.floor == pytest.approx(0.04, abs=0.004)  # the offset, not the tiny noise
+    assert floor.resolution < 0.005
     assert effective_min_gain(0.02, floor) == floor.floor
     quiet = pairs(rng, 20, 1.0, 0.001)
     calm = noise_floor([x for x, _ in quiet], [y for _, y in quiet])
     assert calm.floor < 0.01
     assert effective_min_gain(0.02, calm) == 0.02
+
+
+def test_noise_floor_rises_with_a_noisy_machine_and_falls_with_more_rounds():
+    rng = np.random.default_rng(6)
+    p = pairs(rng, 12, 1.0, 0.20)  # a loaded machine: 20 % per-round noise, no real difference
+    b, c = [x for x, _ in p], [y for _, y in p]
+    noisy = noise_floor(b, c, max_rounds=30)
+    assert 0.12 < noisy.spread < 0.35
+    assert noisy.resolution == pytest.approx(math.expm1(1.959964 * 1.02 * noisy.spread / math.sqrt(30)), rel=1e-6)
+    assert noisy.floor >= noisy.resolution > 0.04
+    assert noise_floor(b, c, max_rounds=120).resolution < noisy.resolution
 
 
 def test_plan_validation_and_looks():

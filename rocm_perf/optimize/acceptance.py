@@ -253,23 +253,54 @@ def holm_adjusted(p_values: list[float]) -> list[float]:
 
 @dataclass(frozen=True)
 class NoiseFloor:
-    """What an A/A comparison says: the apparent ratio of identical builds and its interval."""
+    """What an A/A comparison says: the apparent ratio of two builds of the same source, the
+    spread of one paired ratio, and the smallest gain the sequential test can resolve with it."""
 
     interval: RatioInterval
-    floor: float  # the largest gain this A/A cannot tell from none
+    spread: float  # robust standard deviation of one paired log ratio
+    resolution: float  # the interval half-width a full test (max_rounds pairs) reaches at this spread
+    floor: float  # max(systematic A/A offset, resolution): min_gain is never below it
 
     def to_json(self) -> dict:
-        return {"interval": self.interval.to_json(), "floor": self.floor}
+        return {"interval": self.interval.to_json(), "spread": self.spread, "resolution": self.resolution,
+                "floor": self.floor}
 
 
-def noise_floor(baseline, twin, *, confidence: float = 0.95, method: str = "hodges-lehmann") -> NoiseFloor:
-    """The A/A noise floor: how far from 1 the interval of the median ratio of two identical builds
-    reaches (a systematic build-to-build difference shows up as an offset, noise as width)."""
-    interval = median_ratio_interval(baseline, twin, tail_alpha=(1.0 - confidence) / 2.0, method=method)
-    if math.isinf(interval.high) or interval.low == 0.0:
-        return NoiseFloor(interval, math.inf)
-    floor = max(1.0 - interval.low, interval.high - 1.0, 0.0)
-    return NoiseFloor(interval, floor)
+def noise_floor(baseline, twin, *, confidence: float = 0.95, max_rounds: int = 30,
+                method: str = "hodges-lehmann") -> NoiseFloor:
+    """The A/A noise floor.
+
+    Two effects can make identical programs look different: a systematic offset between two
+    builds or two positions in a pair (the A/A estimate's distance from 1), and plain noise,
+    which limits how small a gain `max_rounds` pairs can resolve (the half-width of a
+    Hodges-Lehmann interval, standard error about 1.02 s / sqrt(n) for spread s).
+    """
+    tail = (1.0 - confidence) / 2.0
+    interval = median_ratio_interval(baseline, twin, tail_alpha=tail, method=method)
+    spread = paired_spread(baseline, twin)
+    z = _normal_quantile(1.0 - tail)
+    resolution = math.expm1(z * 1.02 * spread / math.sqrt(max_rounds))
+    offset = abs(1.0 - interval.estimate)
+    return NoiseFloor(interval, spread, resolution, max(offset, resolution))
+
+
+def _normal_quantile(p: float) -> float:
+    """Inverse standard normal CDF (Acklam's rational approximation; |error| < 1.2e-9)."""
+    a = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02, 1.383577518672690e02,
+         -3.066479806614716e01, 2.506628277459239e00)
+    b = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02, 6.680131188771972e01,
+         -1.328068155288572e01)
+    c = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00, -2.549732539343734e00,
+         4.374664141464968e00, 2.938163982698783e00)
+    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
+    if p < 0.02425:
+        q = math.sqrt(-2 * math.log(p))
+        return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+    if p > 1 - 0.02425:
+        return -_normal_quantile(1 - p)
+    q = p - 0.5
+    r = q * q
+    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
 
 
 def effective_min_gain(min_gain: float, floor: NoiseFloor | None, *, cap: float = 0.5) -> float:

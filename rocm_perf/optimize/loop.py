@@ -158,7 +158,7 @@ class OptimizeLoop:
         if out_dir.exists():
             shutil.rmtree(out_dir)  # a build a killed run left half-done
         out_dir.mkdir(parents=True)
-        return self.svc.backend.build(source, out_dir, self.flags, timeout=self.opt.timeout_s)
+        return self.svc.backend.build(source, out_dir, self.flags, timeout=self.opt.build_timeout_s)
 
     def _resources(self, source: Path) -> dict[str, dict] | None:
         """Per-kernel AMD resources from the compile check, keyed by demangled name (None = no check)."""
@@ -197,8 +197,9 @@ class OptimizeLoop:
         if sha256_bytes(src_copy.read_bytes()) != original_sha:
             raise RocmPerfError(f"{src_copy}: the run's copy of the source changed; start a new run")
         self.report.stage(BASELINE, "building")
-        program = self._build(src_copy, self.run_dir / "baseline" / "build")
-        twin = self._build(src_copy, self.run_dir / "baseline" / "twin")
+        with ThreadPoolExecutor(max_workers=min(2, self.opt.jobs)) as pool:
+            builds = [pool.submit(self._build, src_copy, self.run_dir / "baseline" / d) for d in ("build", "twin")]
+            program, twin = (f.result() for f in builds)
         resources = self._resources(src_copy)
         if resources and "__error__" in resources:
             self.ledger.set("compile_check_error", resources["__error__"]["errors"][:2000])
@@ -229,16 +230,16 @@ class OptimizeLoop:
         b, c = [], []
         for i in range(self.opt.aa_rounds):
             self._check_stop()
-            for role, exe in (("B", base.executable), ("C", twin)):
+            for role, exe in pair_order(i, base.executable, twin):
                 r, secs = self._run_round(exe, BASELINE_TRIAL, "aa", i, role)
                 self._record_round(BASELINE_TRIAL, "aa", i, role, r)
                 self._require_baseline_ok(r, f"A/A round {i}")
                 (b if role == "B" else c).append(r.cp_ns)
             self.report.round(i + 1, "", secs)
-        floor = acc.noise_floor(b, c, confidence=self.opt.confidence)
+        floor = acc.noise_floor(b, c, confidence=self.opt.confidence, max_rounds=self.opt.max_rounds)
         effective = acc.effective_min_gain(self.opt.min_gain, floor)
         with self.ledger.transaction():
-            self.ledger.set("noise_floor", {**floor.to_json(), "spread": acc.paired_spread(b, c)})
+            self.ledger.set("noise_floor", floor.to_json())
             self.ledger.set("effective_min_gain", effective)
         if effective > self.opt.min_gain:
             self.report.message(f"A/A noise floor {floor.floor:.1%}: asking for at least {effective:.1%} instead of {self.opt.min_gain:.1%}")
@@ -446,11 +447,12 @@ class OptimizeLoop:
         decision = acc.Decision(acc.CONTINUE, "", None, 0)
         for i in range(plan.max_rounds):
             self._check_stop()
-            rb, sb = self._run_round(base.executable, t.id, phase, i, "B")
-            self._record_round(t.id, phase, i, "B", rb)
+            results = {}
+            for role, exe in pair_order(i, base.executable, t.executable):
+                results[role] = self._run_round(exe, t.id, phase, i, role)
+                self._record_round(t.id, phase, i, role, results[role][0])
+            (rb, sb), (rc, sc) = results["B"], results["C"]
             self._require_baseline_ok(rb, f"round {i} against candidate {t.id}")
-            rc, sc = self._run_round(t.executable, t.id, phase, i, "C")
-            self._record_round(t.id, phase, i, "C", rc)
             if not rc.ok:
                 reason = R_TIMEOUT if rc.failure == "timeout" else R_CRASH
                 tail = rc.outputs.get("stderr_tail", "")
@@ -575,7 +577,7 @@ class OptimizeLoop:
         b, c = [], []
         for i in range(self.opt.aa_rounds):
             self._check_stop()
-            for role, exe in (("B", bases[0].executable), ("C", bases[-1].executable)):
+            for role, exe in pair_order(i, bases[0].executable, bases[-1].executable):
                 r, secs = self._run_round(exe, BASELINE_TRIAL, "final", i, role)
                 self._record_round(BASELINE_TRIAL, "final", i, role, r)
                 if not r.ok or outputs_differ(self.ledger.get("reference_outputs"), r.outputs):
@@ -595,6 +597,13 @@ class OptimizeLoop:
                 self._write_verdict(t.id)
         write_artifacts(self.run_dir, self.ledger)
         return DONE
+
+
+def pair_order(i: int, baseline: str, candidate: str) -> list[tuple[str, str]]:
+    """Pair i runs B then C when i is even, C then B when odd: a position effect (a warm cache
+    for the second run) then cancels out in the median instead of favouring the candidate."""
+    pair = [("B", baseline), ("C", candidate)]
+    return pair if i % 2 == 0 else pair[::-1]
 
 
 def _ratio_text(evidence: dict) -> str:

@@ -41,7 +41,8 @@ class OptimizeOptions:
     allow_lower_occupancy: bool = False
     jobs: int = 2
     cflags: list[str] = field(default_factory=list)
-    timeout_s: float = 300.0
+    timeout_s: float = 300.0  # per run of the program: longer is a hang
+    build_timeout_s: float = 900.0
     timing_lines: str = DEFAULT_TIMING_LINES
     out: Path = Path("runs")
     resume: str | None = None
@@ -111,7 +112,8 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-lower-occupancy", action="store_true", help="keep candidates whose occupancy is below the baseline's")
     p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="parallel builds (default: cores, at most 4)")
     p.add_argument("--cflags", default="", help="extra compiler flags, e.g. '-I include -DN=1024'")
-    p.add_argument("--timeout", type=float, default=300, help="seconds per build or run before it counts as a hang (default: 300)")
+    p.add_argument("--timeout", type=float, default=300, help="seconds per run of the program before it counts as a hang (default: 300)")
+    p.add_argument("--build-timeout", type=float, default=900, help="seconds per build (default: 900)")
     p.add_argument("--timing-lines", default=DEFAULT_TIMING_LINES, metavar="REGEX", help="stdout lines matching this are timings, not results (left out of the output comparison)")
     p.add_argument("--out", default="runs", help="runs root (default: runs/)")
     p.add_argument("--resume", metavar="RUN", help="continue an interrupted run (directory or name under --out)")
@@ -134,8 +136,8 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
             raise RocmPerfError(f"{name} {value}: must be at least {low}")
     if args.max_rounds < args.rounds:
         raise RocmPerfError(f"--max-rounds {args.max_rounds} is below --rounds {args.rounds}")
-    if args.timeout <= 0:
-        raise RocmPerfError("--timeout must be positive")
+    if args.timeout <= 0 or args.build_timeout <= 0:
+        raise RocmPerfError("--timeout and --build-timeout must be positive")
     try:
         re.compile(args.timing_lines)
     except re.error as e:
@@ -164,6 +166,7 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         jobs=args.jobs,
         cflags=args.cflags.split() if args.cflags else [],
         timeout_s=args.timeout,
+        build_timeout_s=args.build_timeout,
         timing_lines=args.timing_lines,
         out=Path(args.out),
         resume=args.resume,
