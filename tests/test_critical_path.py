@@ -345,3 +345,13 @@ def test_a_dispatch_without_launch_call_keeps_its_place_in_its_stream():
     assert r.earliest_start[p.row_of(trace, untraced)] == 10
     assert r.earliest_start[p.row_of(trace, c)] == 110
     assert any("no launch call" in n for n in r.notes)
+
+
+def test_an_event_waited_on_its_own_stream_adds_nothing():
+    p = HipProgramTrace()
+    p.launch("a", 1, 10)
+    p.record(1, 1)
+    p.wait(1, 1)
+    p.launch("b", 1, 10)
+    r = analyze_critical_path(p.trace())
+    assert r.critical_path_ns == 20 and r.n_graph_nodes == 1 and len(r.dependency_edges) == 0

@@ -185,6 +185,10 @@ def build_dispatch_dag(trace: Trace, *, null_stream: str = "legacy", gap_heurist
         )
 
     src, dst = edges.arrays()
+    # An edge inside one chain (an event recorded and waited on the same stream) is program order already.
+    both_dispatches = (src < n) & (dst < n)
+    same_chain = both_dispatches & (chain[np.minimum(src, max(n - 1, 0))] == chain[np.minimum(dst, max(n - 1, 0))])
+    src, dst = src[~same_chain], dst[~same_chain]
     return DispatchDag(
         n_dispatches=n,
         chain=chain,
