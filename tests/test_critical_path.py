@@ -11,7 +11,7 @@ from hip_program_trace import HipProgramTrace
 
 from rocm_perf.analysis.critical_path import analyze_critical_path
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.trace.model import KernelSymbol, Trace
+from rocm_perf.trace.model import UNKNOWN, KernelSymbol, Trace
 
 
 def short(name: str) -> str:
@@ -355,3 +355,19 @@ def test_an_event_waited_on_its_own_stream_adds_nothing():
     p.launch("b", 1, 10)
     r = analyze_critical_path(p.trace())
     assert r.critical_path_ns == 20 and r.n_graph_nodes == 1 and len(r.dependency_edges) == 0
+
+
+def test_an_api_trace_without_event_arguments_does_not_claim_to_know_cross_stream_order():
+    p = HipProgramTrace()
+    p.launch("a", 1, 100)
+    p.record(1, 1)
+    p.wait(2, 1)
+    p.launch("b", 2, 10)
+    trace = p.trace()
+    ordering = np.array([trace.api.name_of(i) != "hipLaunchKernel" for i in range(len(trace.api))])
+    trace.api.stream[ordering] = UNKNOWN  # as in a CSV API trace: names and times, no arguments
+    trace.api.event[ordering] = UNKNOWN
+    r = analyze_critical_path(trace)
+    assert not r.cross_stream_known
+    assert any("arguments of ordering calls are missing" in n for n in r.notes)
+    assert r.critical_path_ns == 100

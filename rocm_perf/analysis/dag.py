@@ -134,6 +134,7 @@ def build_dispatch_dag(trace: Trace, *, null_stream: str = "legacy", gap_heurist
     launch_row = _launch_rows(trace)
     api = trace.api
     api_usable = api is not None and len(api) > 0 and bool((launch_row >= 0).any())
+    arguments_complete = False
     launch_time = trace.start.copy()
     if api_usable:
         matched = launch_row >= 0
@@ -158,7 +159,7 @@ def build_dispatch_dag(trace: Trace, *, null_stream: str = "legacy", gap_heurist
         legacy = null_stream == "legacy"
         if legacy and null_chain is not None:
             _legacy_null_stream_edges(chains, null_chain, edges)
-        _api_edges(api, chains, stream_chain, legacy, edges, notes)
+        arguments_complete = _api_edges(api, chains, stream_chain, legacy, edges, notes)
         if len(labels) > 1:
             notes.append(
                 f"null stream: {null_stream}"
@@ -197,7 +198,7 @@ def build_dispatch_dag(trace: Trace, *, null_stream: str = "legacy", gap_heurist
         n_joins=edges.n_joins,
         src=src,
         dst=dst,
-        cross_stream_known=api_usable,
+        cross_stream_known=api_usable and arguments_complete,
         guessed_edges=guessed,
         notes=notes,
     )
@@ -356,11 +357,12 @@ def _api_edges(
     legacy: bool,
     edges: _Edges,
     notes: list[str],
-) -> None:
+) -> bool:
     """Event record/wait edges and host synchronization barriers from the API calls.
 
     With `legacy`, a record or synchronize on the null stream (pointer 0) covers every chain,
-    whether or not anything was launched on the null stream itself.
+    whether or not anything was launched on the null stream itself. Returns False when some
+    ordering calls lack the stream/event arguments that say what they order (a CSV API trace).
     """
     names = api.names
     kind_of_name = np.zeros(len(names), dtype=np.int8)
@@ -382,6 +384,14 @@ def _api_edges(
     is_copy = copy_name[api.name] if len(names) else np.zeros(len(api), dtype=bool)
     stream_ptr = np.where(is_copy & (api.stream == UNKNOWN), 0, api.stream)  # blocking copies run on the null stream
     all_chains = range(len(chains.rows))
+    needs_stream = (kind == record) | (kind == wait) | ((kind == stream_sync) & ~is_copy)
+    needs_event = (kind == record) | (kind == wait) | (kind == event_sync)
+    blind = int((needs_stream & (stream_ptr == UNKNOWN)).sum() + (needs_event & (api.event == UNKNOWN)).sum())
+    if blind:
+        notes.append(
+            f"{blind} event/stream arguments of ordering calls are missing from the API trace: the dependencies "
+            "they create were not known"
+        )
 
     def chain_of(pointer: int) -> int | None:
         return stream_chain.get(int(pointer))
@@ -433,7 +443,7 @@ def _api_edges(
     # Host barriers, in the order they return; each one is after the one before (the host waited).
     syncs = np.flatnonzero((kind == event_sync) | (kind == stream_sync) | (kind == device_sync))
     if not len(syncs):
-        return
+        return blind == 0
     syncs = syncs[np.argsort(api.end[syncs], kind="stable")]
     barrier = edges.new_joins(len(syncs))
     edges.add(barrier[:-1], barrier[1:])
@@ -467,6 +477,7 @@ def _api_edges(
         last = nxt < len(rows)
         last[:-1] &= nxt[:-1] != nxt[1:]
         edges.add(barrier[last], rows[nxt[last]])
+    return blind == 0
 
 
 def _latest_capture(api: ApiCalls, record_rows: np.ndarray, captured: np.ndarray, uses: np.ndarray) -> np.ndarray:
