@@ -111,7 +111,7 @@ def build(ops) -> tuple[HipProgramTrace, list[int]]:
     return p, launches
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(PROGRAMS, st.sampled_from(["legacy", "per-thread"]))
 def test_analysis_matches_the_naive_dag_on_every_dispatch(ops, null_stream):
     p, launches = build(ops)
