@@ -246,43 +246,38 @@ class _Reader:
         region, event, strings = t.get("rocpd_region"), t.get("rocpd_event"), t.get("rocpd_string")
         if not (region and event and strings):
             return
+        arg = t.get("rocpd_arg")
         names = dict(self.con.execute(f'SELECT id, string FROM "{strings}"').fetchall())
-        threads = {}
-        if thread := t.get("rocpd_info_thread"):
-            threads = dict(self.con.execute(f'SELECT id, tid FROM "{thread}"').fetchall())
-        cols = int_columns(
-            self.con,
+        api_categories = np.array(
+            [i for i, text in names.items() if (text or "").startswith(_API_CATEGORY_PREFIX)], dtype=np.int64
+        )
+        rows = self.con.execute(
             f"""SELECT R.id, R.start, R."end", COALESCE(R.tid, -1), R.name_id, COALESCE(R.event_id, -1),
                        COALESCE(E.stack_id, -1), COALESCE(E.category_id, -1)
-                FROM "{region}" R LEFT JOIN "{event}" E ON E.id = R.event_id ORDER BY R.start, R.id""",
-            8,
-        )
-        is_api = np.array(
-            [(names.get(c) or _API_CATEGORY_PREFIX).startswith(_API_CATEGORY_PREFIX) for c in cols[:, 7].tolist()],
-            dtype=bool,
-        )
-        # Region args, grouped per event (one pass; the args table is the biggest one).
-        args_by_event: dict[int, dict[str, str]] = {}
-        out_params: set[tuple[int, str]] = set()  # (event, name) of `hipStream_t*`-style arguments
-        if arg := t.get("rocpd_arg"):
-            for event_id, kind, name, value in self.con.execute(
-                f'SELECT event_id, type, name, value FROM "{arg}" ORDER BY event_id, position, id'
-            ):
-                args_by_event.setdefault(event_id, {})[name] = value
-                if kind and kind.rstrip().endswith("*") and name in ("stream", "event"):
-                    out_params.add((event_id, name))
-        # Digests live on whichever region produced them, API or not.
-        for start, rid, event_id in zip(cols[:, 1].tolist(), cols[:, 0].tolist(), cols[:, 5].tolist()):
-            value = args_by_event.get(event_id, {}).get(DIGEST_ARG)
-            if value is not None:
-                self.digests.append((start, rid, value))
+                FROM "{region}" R LEFT JOIN "{event}" E ON E.id = R.event_id ORDER BY R.start, R.id"""
+        ).fetchall()
+        if arg:
+            digest_sql = f"""SELECT R.start, R.id, A.value FROM "{arg}" A JOIN "{region}" R ON R.event_id = A.event_id
+                             WHERE A.name = ?"""
+            self.digests += self.con.execute(digest_sql, (DIGEST_ARG,)).fetchall()
+        if not rows:
+            return
+        cols = np.array(rows, dtype=np.int64).reshape(len(rows), 8)
+        # Regions of unknown category (-1) count as API calls; markers and our digest regions do not.
+        is_api = np.isin(cols[:, 7], api_categories) | (cols[:, 7] == -1)
         api = cols[is_api]
         if not len(api):
             return
+        threads = {}
+        if thread := t.get("rocpd_info_thread"):
+            threads = {k: v for k, v in self.con.execute(f'SELECT id, tid FROM "{thread}"').fetchall() if v is not None}
         tids = api[:, 3]
         thread_keys = np.fromiter(threads.keys(), dtype=np.int64, count=len(threads))
-        thread_vals = np.fromiter((v if v is not None else -1 for v in threads.values()), dtype=np.int64, count=len(threads))
+        thread_vals = np.fromiter(threads.values(), dtype=np.int64, count=len(threads))
         real_tids = np.where(np.isin(tids, thread_keys), _lookup(tids, thread_keys, thread_vals), tids)
+        event_ids = api[:, 5]
+        args, stream, event = self._args_by_event(arg, event_ids) if arg else ({}, None, None)
+        n = len(api)
         self.api_parts.append(
             {
                 "start": api[:, 1],
@@ -290,12 +285,45 @@ class _Reader:
                 "tid": real_tids,
                 "corr": api[:, 6],
                 "name": [names.get(i, f"<string {i}>") for i in api[:, 4].tolist()],
-                "args": [args_by_event.get(e) for e in api[:, 5].tolist()],
-                "out_params": [
-                    {n for n in ("stream", "event") if (e, n) in out_params} if out_params else () for e in api[:, 5].tolist()
-                ],
+                "stream": stream if stream is not None else np.full(n, UNKNOWN, np.int64),
+                "event": event if event is not None else np.full(n, UNKNOWN, np.int64),
+                "args": args,
+                "event_id": event_ids,
             }
         )
+
+    def _args_by_event(self, arg: str, event_ids: np.ndarray) -> tuple[dict[int, dict[str, str]], np.ndarray, np.ndarray]:
+        """Every argument of the given events ({event_id: {name: value}}, in the file's row order), and the
+        `stream` and `event` pointer arguments as columns aligned with `event_ids`.
+
+        SQLite groups the arguments into one JSON object per event in a single pass (the arg table
+        has no index on event_id, so per-row lookups would be quadratic). A `hipStream_t*` argument
+        is where a stream is created, not one that orders work: it does not fill the column.
+        """
+        wanted = set(event_ids.tolist())
+        rows = [
+            r for r in self.con.execute(
+                f"""SELECT event_id, json_group_object(name, value),
+                           MAX(CASE WHEN name = 'stream' AND type NOT LIKE '%*' THEN value END),
+                           MAX(CASE WHEN name = 'event' AND type NOT LIKE '%*' THEN value END)
+                    FROM "{arg}" GROUP BY event_id"""
+            )
+            if r[0] in wanted
+        ]
+        # one json.loads over all objects: the C decoder once instead of a Python call per event
+        decoded = json.loads("[" + ",".join(r[1] for r in rows) + "]")
+        args = {r[0]: a for r, a in zip(rows, decoded)}
+        pointers = {r[0]: (r[2], r[3]) for r in rows}
+        none = (None, None)
+        stream = np.array(
+            [parse_pointer(v) if (v := pointers.get(e, none)[0]) is not None else UNKNOWN for e in event_ids.tolist()],
+            dtype=np.int64,
+        )
+        event = np.array(
+            [parse_pointer(v) if (v := pointers.get(e, none)[1]) is not None else UNKNOWN for e in event_ids.tolist()],
+            dtype=np.int64,
+        )
+        return args, stream, event
 
     # ---- the Trace -------------------------------------------------------------------------
 
@@ -327,35 +355,24 @@ class _Reader:
     def _api_calls(self) -> ApiCalls | None:
         if not self.api_parts:
             return None
-        start = np.concatenate([p["start"] for p in self.api_parts])
+        parts = self.api_parts
+        start = np.concatenate([p["start"] for p in parts])
         order = np.argsort(start, kind="stable")
-        names_per_row = [n for p in self.api_parts for n in p["name"]]
-        args_per_row = [a for p in self.api_parts for a in p["args"]]
-        out_per_row = [o for p in self.api_parts for o in p["out_params"]]
+        names_per_row = [n for p in parts for n in p["name"]]
         distinct = sorted(set(names_per_row))
         index = {n: i for i, n in enumerate(distinct)}
-        name = np.fromiter((index[names_per_row[i]] for i in order.tolist()), dtype=np.int32, count=len(order))
-        args: dict[int, dict[str, str]] = {}
-        stream = np.full(len(order), UNKNOWN, dtype=np.int64)
-        event = np.full(len(order), UNKNOWN, dtype=np.int64)
-        for row, src in enumerate(order.tolist()):
-            a = args_per_row[src]
-            if a is None:
-                continue
-            args[row] = a
-            # A `hipStream_t*` argument is where a stream gets created, not one that orders work.
-            if "stream" in a and "stream" not in out_per_row[src]:
-                stream[row] = parse_pointer(a["stream"])
-            if "event" in a and "event" not in out_per_row[src]:
-                event[row] = parse_pointer(a["event"])
+        name = np.fromiter((index[n] for n in names_per_row), dtype=np.int32, count=len(names_per_row))[order]
+        # args: row (after sorting) -> that region's arguments
+        args_per_row = [p["args"].get(e) for p in parts for e in p["event_id"].tolist()]
+        args = {row: args_per_row[src] for row, src in enumerate(order.tolist()) if args_per_row[src] is not None}
         return ApiCalls(
             names=distinct,
             name=name,
             start=start[order],
-            end=np.concatenate([p["end"] for p in self.api_parts])[order],
-            tid=np.concatenate([p["tid"] for p in self.api_parts])[order],
-            corr=np.concatenate([p["corr"] for p in self.api_parts])[order],
-            stream=stream,
-            event=event,
+            end=np.concatenate([p["end"] for p in parts])[order],
+            tid=np.concatenate([p["tid"] for p in parts])[order],
+            corr=np.concatenate([p["corr"] for p in parts])[order],
+            stream=np.concatenate([p["stream"] for p in parts])[order],
+            event=np.concatenate([p["event"] for p in parts])[order],
             args=args,
         )
