@@ -92,7 +92,7 @@ def run_profile(
     target = Path(target)
     chosen = select_backend(backend)
     console = Console()
-    console.print(f"backend: {chosen.name} ({chosen.describe()})", highlight=False)
+    console.print(f"backend: {chosen.name} ({chosen.describe()})", highlight=False, soft_wrap=True)
     run_dir = run_directory(out, target)
     baseline = run_dir / "baseline"
     baseline.mkdir()
@@ -108,9 +108,9 @@ def run_profile(
         if result.returncode != 0:
             tail = last_lines(result.stdout + "\n" + result.stderr, 10)
             console.print(f"[bold red]{target}: the program failed (exit {result.returncode}) in round {i}[/]; "
-                          f"its last output lines:", highlight=False)
-            console.print(tail, highlight=False, markup=False)
-            console.print(f"log: {result.log}", highlight=False)
+                          f"its last output lines:", highlight=False, soft_wrap=True)
+            console.print(tail, highlight=False, markup=False, soft_wrap=True)
+            console.print(f"log: {result.log}", highlight=False, soft_wrap=True)
             return 1
         if not result.databases:
             raise RocmPerfError(f"{target}: round {i} left no profile database (did the program make any HIP calls?)")
@@ -156,5 +156,5 @@ def run_profile(
     if not digests_agree:
         console.print("[yellow]warning:[/] the device-to-host copies differ between rounds: the program's output "
                       "is not deterministic, so outputs cannot be compared for correctness", highlight=False)
-    console.print(f"run directory: {run_dir}", highlight=False)
+    console.print(f"run directory: {run_dir}", highlight=False, soft_wrap=True)
     return 0
