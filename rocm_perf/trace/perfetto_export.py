@@ -11,6 +11,7 @@ fractions. Events are written to the file one by one, never collected in a list.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -105,12 +106,27 @@ def _dependency_arrows(trace: Trace, cp: Any, null_stream: str) -> list[tuple[in
 
 
 def _track_keys(trace: Trace) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
-    """Per dispatch row, the index of its (agent, queue, stream) track; and the tracks in order."""
+    """Per dispatch row, the index of its (agent, queue, stream) track; and the tracks in order.
+
+    Column by column into one integer code (a row-wise unique over an (n, 3) array would copy
+    the columns several times over)."""
     if not len(trace):
         return np.zeros(0, dtype=np.int64), []
-    stacked = np.stack([trace.agent, trace.queue, trace.stream], axis=1)
-    unique, inverse = np.unique(stacked, axis=0, return_inverse=True)
-    return inverse.reshape(-1), [tuple(int(v) for v in row) for row in unique]
+    code = np.zeros(len(trace), dtype=np.int64)
+    values = []
+    for column in (trace.agent, trace.queue, trace.stream):
+        distinct, inverse = np.unique(column, return_inverse=True)
+        code *= len(distinct)
+        code += inverse.reshape(-1)
+        values.append(distinct)
+        del inverse
+    unique_codes, track = np.unique(code, return_inverse=True)
+    tracks = []
+    for c in unique_codes.tolist():
+        c, s = divmod(c, len(values[2]))
+        a, q = divmod(c, len(values[1]))
+        tracks.append((int(values[0][a]), int(values[1][q]), int(values[2][s])))
+    return track.reshape(-1), tracks
 
 
 def _agent_label(trace: Trace, agent_id: int) -> str:
@@ -212,31 +228,8 @@ def _write_events(out, first, trace: Trace, cp: Any, categories: list[str] | Non
         on_path[path_rows] = True
         slack = getattr(cp, "slack", None)
 
-    for row in range(len(trace)):
-        sym = trace.symbols[int(trace.kernel[row])]
-        track = int(track_of_row[row])
-        agent, queue, stream = tracks[track]
-        args: dict[str, Any] = {
-            "kernel": sym.name,
-            "grid": [int(v) for v in trace.grid[row]],
-            "workgroup": [int(v) for v in trace.workgroup[row]],
-            "row": row,
-        }
-        if categories is not None:
-            args["category"] = categories[int(trace.kernel[row])]
-        if int(trace.corr[row]) != UNKNOWN:
-            args["correlation_id"] = int(trace.corr[row])
-        if cp is not None:
-            args["on_critical_path"] = bool(on_path[row])
-            if slack is not None and len(slack) == len(trace):
-                args["slack_us"] = round(float(slack[row]) / 1000.0, 3)
-        start, end = int(trace.start[row]), int(trace.end[row])
-        _event(
-            out, first,
-            {"name": sym.display_name or sym.name, "cat": "kernel", "ph": "X", "pid": pid_of_agent[agent], "tid": tid_of_track[track], "args": args},
-            ts_ns=start - origin, dur_ns=max(0, end - start),
-        )
-        counts.kernel_slices += 1
+    _write_kernel_slices(out, first, trace, origin, track_of_row, tracks, pid_of_agent, tid_of_track,
+                         categories, on_path if cp is not None else None, slack, counts)
 
     if path_rows:
         cp_pid = next_pid
@@ -276,6 +269,52 @@ def _write_events(out, first, trace: Trace, cp: Any, categories: list[str] | Non
                 _event(out, first, fields, ts_ns=ts - origin)
             counts.dependency_flows += 1
     return origin
+
+
+
+CHUNK_ROWS = 1 << 16  # rows turned into Python values at a time: bounded memory, no numpy scalars per row
+
+
+def _write_kernel_slices(out, first, trace: Trace, origin: int, track_of_row, tracks, pid_of_agent, tid_of_track,
+                         categories, on_path, slack, counts: ExportCounts) -> None:
+    """One X event per dispatch, written chunk by chunk; names and categories JSON-encoded once."""
+    names = [json.dumps(s.display_name or s.name) for s in trace.symbols]
+    mangled = [json.dumps(s.name) for s in trace.symbols]
+    cats = [json.dumps(c) for c in categories] if categories is not None else None
+    pid_tid = [(pid_of_agent[a], tid_of_track[i]) for i, (a, _, _) in enumerate(tracks)]
+    with_slack = slack is not None and len(slack) == len(trace)
+    sep = ",\n"
+    for lo in range(0, len(trace), CHUNK_ROWS):
+        hi = min(len(trace), lo + CHUNK_ROWS)
+        start = (trace.start[lo:hi] - origin).tolist()
+        dur = np.maximum(trace.end[lo:hi] - trace.start[lo:hi], 0).tolist()
+        kernel = trace.kernel[lo:hi].tolist()
+        track = track_of_row[lo:hi].tolist()
+        corr = trace.corr[lo:hi].tolist()
+        grid = trace.grid[lo:hi].tolist()
+        wg = trace.workgroup[lo:hi].tolist()
+        crit = on_path[lo:hi].tolist() if on_path is not None else None
+        sl = (np.round(slack[lo:hi] / 1000.0, 3)).tolist() if with_slack else None
+        parts = []
+        for i in range(hi - lo):
+            k = kernel[i]
+            pid, tid = pid_tid[track[i]]
+            g, w = grid[i], wg[i]
+            args = f'"kernel":{mangled[k]},"grid":[{g[0]},{g[1]},{g[2]}],"workgroup":[{w[0]},{w[1]},{w[2]}],"row":{lo + i}'
+            if cats is not None:
+                args += f',"category":{cats[k]}'
+            if corr[i] != UNKNOWN:
+                args += f',"correlation_id":{corr[i]}'
+            if crit is not None:
+                args += ',"on_critical_path":' + ("true" if crit[i] else "false")
+                if sl is not None:
+                    args += f',"slack_us":{sl[i]!r}' if math.isfinite(sl[i]) else ',"slack_us":null'
+            parts.append(f'{{"name":{names[k]},"cat":"kernel","ph":"X","pid":{pid},"tid":{tid},"args":{{{args}}},'
+                         f'"ts":{us(start[i])},"dur":{us(dur[i])}}}')
+        if parts:
+            out.write(("\n" if first[0] else sep) + sep.join(parts))
+            first[0] = False
+        counts.kernel_slices += hi - lo
 
 
 def _write_api(out, first, trace: Trace, origin: int, host_pid: int, pid_of_agent, tid_of_track, track_of_row, tracks, counts: ExportCounts) -> int:
