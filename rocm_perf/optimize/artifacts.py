@@ -40,14 +40,15 @@ def _speedup_text(iv: dict | None) -> str:
     return f"{(1 / iv['estimate'] - 1) * 100:+.1f} %"
 
 
-def build_summary(run_dir: Path, ledger: Ledger) -> dict:
-    """Everything a report needs, from the ledger alone."""
+def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) -> dict:
+    """Everything a report needs, from the ledger alone (`state` overrides the recorded one while
+    the finishing state writes the files of the finished run)."""
     bases = ledger.baselines()
     trials = ledger.trials()
     accepted = [t for t in trials if t.status == "accepted"]
     return {
         "run": run_dir.name,
-        "state": ledger.state,
+        "state": state or ledger.state,
         "source": ledger.get("source_path"),
         "source_sha256": ledger.get("source_sha256"),
         "final_sha256": bases[-1].source_sha256 if bases else None,
@@ -73,10 +74,10 @@ def _trial_json(t: Trial) -> dict:
             "resources": t.resources, "diff": t.diff, "generation": t.generation}
 
 
-def write_artifacts(run_dir: Path, ledger: Ledger) -> dict:
+def write_artifacts(run_dir: Path, ledger: Ledger, *, state: str | None = None) -> dict:
     """accepted.diff, final.cu, summary.json, report.md in run_dir; returns the summary."""
     bases = ledger.baselines()
-    summary = build_summary(run_dir, ledger)
+    summary = build_summary(run_dir, ledger, state=state)
     if bases:
         original = (run_dir / bases[0].source_path).read_bytes()
         final = (run_dir / bases[-1].source_path).read_bytes()

@@ -595,7 +595,7 @@ class OptimizeLoop:
         for t in self.ledger.trials():
             if t.status not in OPEN_STATUSES:
                 self._write_verdict(t.id)
-        write_artifacts(self.run_dir, self.ledger)
+        write_artifacts(self.run_dir, self.ledger, state=DONE)
         return DONE
 
 

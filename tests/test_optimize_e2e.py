@@ -1,0 +1,160 @@
+"""`rocm-perf optimize`, `review` and `apply` end to end on the host backend: real builds, real runs,
+real traces, real statistics. Each program is copied into tmp_path first: that copy is "the
+user's file" (the loop must never write it; `apply` may)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rocm_perf.cli import main
+from conftest import DATA, ROOT
+
+pytestmark = pytest.mark.slow
+
+PROGRAMS = DATA / "programs"
+# The protocol's own defaults (first look at 5 pairs, at most 30) with a shorter A/A: a clear
+# gain is decided at the first looks, so these runs stay short even on a loaded machine.
+FAST = ["--backend", "host", "--compile-check", "off", "--aa-rounds", "8", "--quiet"]
+
+
+def user_copy(tmp_path: Path, name: str) -> Path:
+    src = tmp_path / "src" / name
+    src.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROGRAMS / name, src)
+    return src
+
+
+def only_run(out: Path) -> Path:
+    runs = [p for p in out.iterdir() if (p / "ledger.db").exists()]
+    assert len(runs) == 1
+    return runs[0]
+
+
+def summary(run: Path) -> dict:
+    return json.loads((run / "summary.json").read_text())
+
+
+def test_a_clearly_faster_rewrite_is_accepted_then_reviewed_and_applied(tmp_path, capsys):
+    src = user_copy(tmp_path, "unroll_wins.cu")
+    before = src.read_bytes()
+    out = tmp_path / "runs"
+    assert main(["optimize", str(src), "--out", str(out), "--rules", "unroll_manual", "--factors", "4", *FAST]) == 0
+    run = only_run(out)
+    s = summary(run)
+    assert s["state"] == "done" and len(s["accepted"]) == 1
+    accepted = s["accepted"][0]
+    confirm = accepted["evidence"]["confirm"]
+    assert confirm["critical_path"]["high"] < 1.0 - s["effective_min_gain"]
+    assert confirm["outputs"]["rounds_checked"] == confirm["rounds"]
+    assert src.read_bytes() == before  # the loop never writes the user's file
+    final = (run / "final.cu").read_text()
+    assert final.count("#pragma unroll 1") == 2 and final != before.decode()
+    assert (run / "accepted.diff").read_text().startswith(f"--- a/{src.name}")
+    assert (run / "trials" / "1" / "verdict.json").exists()
+    assert (run / "metadata.json").exists()
+
+    capsys.readouterr()
+    assert main(["review", "--out", str(out)]) == 0
+    listing = capsys.readouterr().out
+    assert run.name in listing and "done" in listing
+    assert main(["review", str(run)]) == 0
+    shown = capsys.readouterr().out
+    assert "unroll_manual x4" in shown and "```diff" in shown
+
+    # apply refuses a file that changed since the run, and offers a patch instead
+    src.write_bytes(before + b"// edited after the run\n")
+    assert main(["apply", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "changed since the run started" in err and "--patch" in err
+    assert src.read_bytes().endswith(b"// edited after the run\n")
+    assert main(["apply", str(run), "--patch"]) == 0
+    patch = capsys.readouterr().out
+    assert patch.startswith("--- a/") and "+        #pragma unroll 1" in patch
+
+    # with the file as it was, apply writes the result atomically and keeps a backup
+    src.write_bytes(before)
+    assert main(["apply", str(run)]) == 0
+    assert src.read_text() == final
+    backups = list(src.parent.glob(f"{src.name}.*.orig"))
+    assert len(backups) == 1 and backups[0].read_bytes() == before
+    assert main(["apply", str(run)]) == 0
+    assert "already holds" in capsys.readouterr().out
+
+
+def test_no_rewrite_is_accepted_when_none_is_faster(tmp_path):
+    src = user_copy(tmp_path, "none_wins.cu")
+    out = tmp_path / "runs"
+    assert main(["optimize", str(src), "--out", str(out), "--rules", "unroll_manual,unroll_pragma", "--factors", "4", *FAST]) == 0
+    s = summary(only_run(out))
+    assert s["accepted"] == []
+    assert len(s["rejected"]) == 2
+    assert {t["reason"] for t in s["rejected"]} <= {"not significant", "inconclusive", "slower"}
+    assert not (only_run(out) / "final.cu").read_bytes() != (PROGRAMS / "none_wins.cu").read_bytes()
+
+
+def test_wrong_output_and_hangs_are_rejected_and_the_loop_goes_on(tmp_path):
+    src = user_copy(tmp_path, "unroll_wins.cu")
+    out = tmp_path / "runs"
+    rules = PROGRAMS / "rules_broken"
+    assert main(["optimize", str(src), "--out", str(out), "--rules-dir", str(rules), "--timeout", "10", *FAST]) == 0
+    s = summary(only_run(out))
+    reasons = {t["rule"]: (t["reason"], t["detail"]) for t in s["rejected"]}
+    assert reasons["skip_every_other"][0] == "wrong output"
+    assert "digests differ" in reasons["skip_every_other"][1]
+    assert reasons["never_step"][0] == "timeout"
+    assert s["accepted"] == []
+
+
+def test_kill_9_mid_measurement_then_the_same_command_resumes(tmp_path):
+    src = user_copy(tmp_path, "unroll_wins.cu")
+    out = tmp_path / "runs"
+    argv = [sys.executable, "-m", "rocm_perf.cli", "optimize", str(src), "--out", str(out),
+            "--rules", "unroll_manual", "--factors", "4", *FAST]
+    proc = subprocess.Popen(argv, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        ledger = None
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and proc.poll() is None:
+            runs = list(out.glob("*/ledger.db")) if out.exists() else []
+            if runs:
+                ledger = runs[0]
+                con = sqlite3.connect(str(ledger))
+                try:
+                    n = con.execute("SELECT count(*) FROM rounds WHERE trial_id = 1 AND phase = 'screen'").fetchone()[0]
+                except sqlite3.OperationalError:
+                    n = 0
+                con.close()
+                if n >= 3:
+                    break
+            time.sleep(0.2)
+        assert proc.poll() is None, proc.stderr.read().decode()
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    run = ledger.parent
+    con = sqlite3.connect(str(ledger))
+    assert con.execute("SELECT status FROM trials WHERE id = 1").fetchone()[0] == "screening"
+    con.close()
+    # The same command again resumes the unfinished run (no TTY: it says so and goes on).
+    again = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stderr
+    assert "resuming the unfinished run" in again.stderr
+    assert only_run(out) == run
+    s = summary(run)
+    assert s["state"] == "done" and s["trials"] == 1
+    con = sqlite3.connect(str(ledger))
+    # The half-done screening was redone from round 0: one pair per index, no leftovers.
+    rows = con.execute("SELECT idx, count(*) FROM rounds WHERE trial_id = 1 AND phase = 'screen' GROUP BY idx").fetchall()
+    assert [i for i, _ in rows] == list(range(len(rows))) and all(n == 2 for _, n in rows)
