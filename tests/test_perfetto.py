@@ -220,6 +220,7 @@ def test_export_memory_stays_bounded_while_the_file_grows(tmp_path, monkeypatch)
     import rocm_perf.trace.perfetto_export as pe
 
     monkeypatch.setattr(pe, "CHUNK_ROWS", 512)
+    monkeypatch.setattr(pe, "WRITE_BUFFER", 1 << 16)
     n = 20_000
     start = np.arange(n, dtype=np.int64) * 1000
     trace = Trace.from_rows(start=start, end=start + 500, kernel=np.zeros(n, dtype=np.int32),

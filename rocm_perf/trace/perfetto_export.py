@@ -24,6 +24,7 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.model import UNKNOWN, Trace
 
 CRITICAL_PATH_PROCESS = "critical path"
+WRITE_BUFFER = 1 << 20  # bytes buffered before a write to the file
 
 
 @dataclass
@@ -160,7 +161,7 @@ def export_perfetto(
     counts = ExportCounts(path=out)
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     try:
-        with open(tmp, "w", encoding="utf-8", buffering=1 << 20) as f:
+        with open(tmp, "w", encoding="utf-8", buffering=WRITE_BUFFER) as f:
             f.write('{"traceEvents":[')
             first = [True]
             origin = _write_events(f, first, trace, critical_path, categories, counts, null_stream)
