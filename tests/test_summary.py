@@ -9,6 +9,8 @@ import pytest
 from conftest import DATA
 from rocm_perf.cli import main
 from rocm_perf.report.metadata import USER_KEYS, arch_match
+from rocm_perf.trace import Trace
+from rocm_perf.trace.rocpd_write import write_rocpd
 
 FIXTURES = [
     DATA / "rocpd_v3_multistream.db",
@@ -134,6 +136,9 @@ def _bad(tmp_path):
     with open(csv_file, "w", newline="") as f:
         csv.writer(f).writerows(r[:10] for r in rows)  # cut before End_Timestamp
     cases["csv-missing-columns"] = (csv_file, "lacks column(s) End_Timestamp")
+    no_kernels = tmp_path / "api_only.db"
+    write_rocpd(Trace.from_rows(start=[], end=[], kernel=[], symbols=[]), no_kernels)
+    cases["no-dispatches"] = (no_kernels, "holds no kernel dispatches")
     folder = tmp_path / "empty-folder"
     folder.mkdir()
     cases["folder-without-csv"] = (folder, "folder without CSV files")
@@ -143,7 +148,7 @@ def _bad(tmp_path):
 @pytest.mark.parametrize(
     "case",
     ["missing", "empty", "text", "binary", "other-schema", "truncated", "truncated-rpd", "truncated-gzip",
-     "csv-missing-columns", "folder-without-csv"],
+     "csv-missing-columns", "folder-without-csv", "no-dispatches"],
 )
 def test_bad_input_is_one_line_exit_2(case, tmp_path, capsys):
     path, problem = _bad(tmp_path)[case]

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rocm_perf.analysis.kernel_table import AgentRow, CategoryRow, KernelRow, agent_rows, category_rows, kernel_rows
+from rocm_perf.errors import RocmPerfError
 from rocm_perf.report.metadata import build_metadata
 from rocm_perf.trace.load import load_trace
 from rocm_perf.trace.model import Trace
@@ -98,6 +99,9 @@ def run_summary(
 ) -> int:
     """Load `profile`, print its summary (table or JSON), write the artifacts into `out`. Returns the exit code."""
     trace = load_trace(profile)
+    if len(trace) == 0:
+        hint = "was rocprofv3 run with --kernel-trace?" if trace.metadata.get("format") != "rpd-legacy" else "no KernelExecution ops"
+        raise RocmPerfError(f"{profile}: the profile holds no kernel dispatches ({hint})")
     summary = build_summary(trace, expect_arch=expect_arch, meta=meta)
     if out is not None:
         write_artifacts(summary, out)
