@@ -173,3 +173,14 @@ def test_merged_file_with_two_uuid_sets_reads_both(tmp_path):
     assert len(t) == 16 and t.metadata["uuid_sets"] == 2
     assert t.symbol_name(len(t) - 1) == "extra()"
     assert t.runtime_ns == a.runtime_ns + 50_000
+
+
+def test_file_without_views_reads_the_same(tmp_path):
+    bare = tmp_path / "noviews.db"
+    bare.write_bytes(MULTI.read_bytes())
+    con = sqlite3.connect(bare)
+    for (view,) in con.execute("SELECT name FROM sqlite_master WHERE type='view'").fetchall():
+        con.execute(f'DROP VIEW "{view}"')
+    con.commit()
+    con.close()
+    _assert_same_trace(load_trace(MULTI), load_trace(bare))
