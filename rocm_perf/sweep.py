@@ -320,6 +320,7 @@ class Sweep:
         self.ledger: SweepLedger | None = None
         self.session = 0
         self._status_lock = threading.Lock()
+        self._hashes: dict[Path, tuple[tuple[int, int], str]] = {}
 
     # ---- life cycle --------------------------------------------------------------------------
 
@@ -361,7 +362,7 @@ class Sweep:
     def _work(self) -> str:
         while True:
             if self.stop_event.is_set():
-                return "stopped"
+                return "budget spent" if self.stop_signal == "budget spent" else "stopped"
             if self.budget_left() is not None and self.budget_left() < MIN_SHARE_S:
                 if self._pending():
                     log.info("budget spent with %d targets left", len(self._pending()))
@@ -391,7 +392,7 @@ class Sweep:
         targets = discover_targets([Path(a) for a in self.settings.target_args])
         for t in targets:
             try:
-                sha = source_hash(t.source)
+                sha = self._hash(t.source)
             except RocmPerfError as e:  # deleted or unreadable since it was listed: skip it this time
                 log.warning("target %s: %s", t.name, e)
                 continue
@@ -405,6 +406,19 @@ class Sweep:
                                           baseline_ns=None, final_ns=None, accepted=0, rejected=0)
                 self.ledger.event(row.name, "changed", f"source sha256 {sha[:12]}: optimizing again")
                 log.info("target %s: source changed, optimizing again", row.name)
+
+    def _hash(self, path: Path) -> str:
+        """The source's sha256, re-read only when its size or mtime moved (idling stays cheap)."""
+        try:
+            st = path.stat()
+        except OSError as e:
+            raise RocmPerfError(f"{path}: cannot read the target source ({e.strerror or e})") from e
+        key = (st.st_mtime_ns, st.st_size)
+        cached = self._hashes.get(path)
+        if cached is None or cached[0] != key:
+            cached = (key, source_hash(path))
+            self._hashes[path] = cached
+        return cached[1]
 
     def _pending(self) -> list[TargetRow]:
         return [r for r in self.ledger.targets() if r.status in (PENDING, RUNNING)]

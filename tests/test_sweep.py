@@ -9,7 +9,6 @@ slow test runs the real thing end to end on the host backend.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -156,7 +155,7 @@ def test_parse_budget():
 # ---- order, budget, failures ---------------------------------------------------------------------
 
 def test_targets_run_in_order_of_expected_value_with_budget_rebalanced(tmp_path):
-    srcs = write_sources(tmp_path / "k", ["a", "b", "c"])
+    write_sources(tmp_path / "k", ["a", "b", "c"])
     script = Script(cp={"a": 1e3, "b": 3e3, "c": 2e3})
     sweep_dir = tmp_path / "sweep"
     assert Sweep(sweep_dir, settings([tmp_path / "k"], budget_s=3000.0), triage=script.triage, optimize=script.optimize).run() == 0

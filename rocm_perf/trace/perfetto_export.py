@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
