@@ -25,7 +25,12 @@ EXIT_STOPPED = 130
 
 
 def find_run(out_root: Path, run: str) -> Path:
-    """A run directory given as a path or as a name under the runs root."""
+    """A run directory given as a path, as a name under the runs root, or as `latest`."""
+    if run == "latest":
+        runs = list_runs(out_root)
+        if not runs:
+            raise RocmPerfError(f"{out_root}: no runs yet")
+        return runs[0]
     for candidate in (Path(run), Path(out_root) / run):
         if (candidate / LEDGER_NAME).exists():
             return candidate

@@ -1,0 +1,125 @@
+"""Benchmark: the acceptance protocol on real host-backend measurements (prints tables).
+
+1. False accepts: A/A pairs (tests/data/programs/bench_twin.cu built twice), each decided by the
+   sequential test with fresh interleaved rounds; also what the peers' rule (mean of 3 rounds,
+   accept when more than 2 % faster) does on the first three pairs of the same data.
+2. Power: a kernel against its deliberately slower twin (3 %, 5 %, 10 % more work, so the plain
+   build is that much faster): acceptance rate and rounds per decision, against a fixed 30 rounds.
+
+Usage: .venv/bin/python tests/bench/bench_acceptance.py [--aa 50] [--trials 10] [--gains 3,5,10]
+Not collected by pytest (no test_ functions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from rocm_perf.backends.host import HostBackend  # noqa: E402
+from rocm_perf.optimize import acceptance as acc  # noqa: E402
+from rocm_perf.optimize.loop import pair_order  # noqa: E402
+from rocm_perf.optimize.measure import ProfiledRounds  # noqa: E402
+
+PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
+
+
+def sequential(runner, base_exe: Path, cand_exe: Path, plan: acc.SequentialPlan, work: Path, tag: str):
+    """One decision with fresh interleaved rounds; returns (decision, baseline values, candidate values)."""
+    b: list[float] = []
+    c: list[float] = []
+    for i in range(plan.max_rounds):
+        values = {}
+        for role, exe in pair_order(i, str(base_exe), str(cand_exe)):
+            r = runner(Path(exe), work / f"{tag}-{i}-{role}", f"{tag}-{i}-{role}")
+            if not r.ok:
+                raise SystemExit(f"{exe}: round failed ({r.failure})")
+            values[role] = r.cp_ns
+        b.append(values["B"])
+        c.append(values["C"])
+        d = acc.sequential_decision(b, c, plan)
+        if d.verdict != acc.CONTINUE:
+            return d, b, c
+    return acc.sequential_decision(b, c, plan), b, c
+
+
+def peer_rule(b: list[float], c: list[float]) -> bool:
+    """rocm-perf-lab's rule: the mean of 3 runs, accept when more than 2 % faster."""
+    return float(np.mean(c[:3])) < 0.98 * float(np.mean(b[:3]))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aa", type=int, default=50, help="A/A decisions (default 50)")
+    ap.add_argument("--trials", type=int, default=10, help="decisions per known gain (default 10)")
+    ap.add_argument("--gains", default="3,5,10", help="known gains in percent (default 3,5,10)")
+    args = ap.parse_args()
+
+    backend = HostBackend()
+    work = Path(tempfile.mkdtemp(prefix="bench_acceptance-"))
+    runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=120, cwd=work,
+                            timing_lines=r"(?!)", keep_profiles=lambda key: False)
+    screen = acc.SequentialPlan(min_gain=0.02, alpha=0.05)
+    confirm = screen.with_alpha(acc.confirmation_alpha(0.05, 1))
+    print(f"# acceptance benchmark on {backend.describe()}; plan: min_gain 2 %, looks {screen.looks()}, "
+          f"screening alpha 0.05 (per look {screen.look_alpha:.4f}), first confirmation alpha {confirm.alpha:.4f}")
+
+    t0 = time.time()
+    a = backend.build(PROGRAM, work / "a", [])
+    a2 = backend.build(PROGRAM, work / "a2", [])
+    accepts = {"screen": 0, "confirm": 0, "peer": 0}
+    verdicts: dict[str, int] = {}
+    rounds = []
+    spreads = []
+    for k in range(args.aa):
+        d, b, c = sequential(runner, a.executable, a2.executable, screen, work, f"aa{k}")
+        verdicts[d.reason] = verdicts.get(d.reason, 0) + 1
+        rounds.append(d.rounds)
+        spreads.append(acc.paired_spread(b, c))
+        accepts["screen"] += d.verdict == acc.ACCEPT
+        if d.verdict == acc.ACCEPT:  # as in the loop: a screened winner is re-measured fresh
+            again, _, _ = sequential(runner, a.executable, a2.executable, confirm, work, f"aa{k}-confirm")
+            accepts["confirm"] += again.verdict == acc.ACCEPT
+        accepts["peer"] += peer_rule(b, c)
+    print(f"\n## 1. False accepts over {args.aa} A/A pairs (same source built twice)\n")
+    print("| rule | accepts | rate |")
+    print("|---|---|---|")
+    for name, label in (("screen", "sequential test, screening level"), ("confirm", "screening then fresh confirmation (what the loop accepts)"),
+                        ("peer", "peers: mean of 3, > 2 % faster")):
+        print(f"| {label} | {accepts[name]} / {args.aa} | {accepts[name] / args.aa:.0%} |")
+    print(f"\nverdicts: {verdicts}; rounds per decision: mean {np.mean(rounds):.1f}, max {max(rounds)}; "
+          f"paired spread (robust sd of log ratio): median {np.median(spreads):.3f}; {time.time() - t0:.0f} s")
+
+    print("\n## 2. Power: a kernel against its slower twin\n")
+    print("| known gain | measured ratio (median over all rounds) | passed screening | accepted (screening + fresh confirmation) | rounds per decision (mean, both phases) | fixed-30 rounds |")
+    print("|---|---|---|---|---|---|")
+    for g in (float(x) for x in args.gains.split(",")):
+        permille = round(1000 * (g / 100) / (1 - g / 100))
+        slow = backend.build(PROGRAM, work / f"slow{permille}", [f"-DEXTRA_PERMILLE={permille}"])
+        acc_screen = acc_confirm = 0
+        n_rounds = []
+        ratios = []
+        for k in range(args.trials):
+            d, b, c = sequential(runner, slow.executable, a.executable, screen, work, f"g{permille}-{k}")
+            acc_screen += d.verdict == acc.ACCEPT
+            n_rounds.append(d.rounds)
+            if d.verdict == acc.ACCEPT:
+                again, b2, c2 = sequential(runner, slow.executable, a.executable, confirm, work, f"g{permille}-{k}-confirm")
+                acc_confirm += again.verdict == acc.ACCEPT
+                n_rounds[-1] += again.rounds
+            ratios.extend(np.array(c) / np.array(b))
+        print(f"| {g:.0f} % | {np.median(ratios):.3f} | {acc_screen} / {args.trials} | {acc_confirm} / {args.trials} "
+              f"| {np.mean(n_rounds):.1f} | 30 |")
+    print(f"\n(total {time.time() - t0:.0f} s; work dir {work})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""`rocm-perf optimize` options: defaults, parsing, validation, and what identifies a run."""
+
+import pytest
+
+from rocm_perf.cli import build_parser, main
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.optimize.options import options_from_args, parse_duration, parse_fraction
+
+
+def parse(argv):
+    args = build_parser().parse_args(["optimize", *argv])
+    return options_from_args(args)
+
+
+def test_defaults_are_the_documented_ones():
+    o = parse(["k.cu"])
+    assert (o.min_gain, o.confidence, o.rounds, o.max_rounds, o.max_trials) == (0.02, 0.95, 5, 30, 24)
+    assert (o.backend, o.compile_check, o.arch, o.time_budget_s, str(o.out)) == ("auto", "auto", "gfx90a", 3600.0, "runs")
+    assert not o.quiet and not o.as_json and o.resume is None
+
+
+def test_values_in_percent_or_fraction_and_durations():
+    assert parse_fraction("2%", "x") == parse_fraction("2", "x") == parse_fraction("0.02", "x") == 0.02
+    assert parse_fraction("99", "x") == pytest.approx(0.99)
+    assert parse_duration("90") == 90 and parse_duration("30m") == 1800 and parse_duration("2h") == 7200
+    for bad in ("0", "100%", "fast"):
+        with pytest.raises(RocmPerfError):
+            parse_fraction(bad, "--min-gain")
+    with pytest.raises(RocmPerfError, match="--time-budget"):
+        parse_duration("soon")
+
+
+def test_lists_and_harness_command():
+    o = parse(["k.cu", "--kernels", "a,b", "--rules", "unroll_manual", "--factors", "2,4", "--run", "python h.py {exe}",
+               "--cflags", "-DN=4 -I inc"])
+    assert o.kernels == ["a", "b"] and o.rules == ["unroll_manual"] and o.factors == [2, 4]
+    assert o.cflags == ["-DN=4", "-I", "inc"]
+    with pytest.raises(RocmPerfError, match=r"\{exe\}"):
+        parse(["k.cu", "--run", "python h.py"])
+    with pytest.raises(RocmPerfError, match="--factors"):
+        parse(["k.cu", "--factors", "2,x"])
+    with pytest.raises(RocmPerfError, match="below --rounds"):
+        parse(["k.cu", "--rounds", "10", "--max-rounds", "5"])
+
+
+def test_fingerprint_ignores_display_and_budget_but_not_results(tmp_path):
+    a = parse(["k.cu", "--quiet", "--time-budget", "10m", "--jobs", "1"])
+    b = parse(["k.cu", "--json", "--time-budget", "2h"])
+    c = parse(["k.cu", "--min-gain", "3%"])
+    assert a.fingerprint() == b.fingerprint() != c.fingerprint()
+    assert a.recorded()["min_gain"] == 0.02 and "quiet" not in a.recorded()
+
+
+def test_program_arguments_after_double_dash_reach_the_options(tmp_path, monkeypatch):
+    seen = {}
+
+    def fake_run(args):
+        seen["opt"] = options_from_args(args)
+        return 0
+
+    monkeypatch.setattr("rocm_perf.optimize.command.run_optimize", fake_run)
+    assert main(["optimize", "k.cu", "--backend", "host", "--", "--size", "64"]) == 0
+    assert seen["opt"].program_args == ["--size", "64"] and seen["opt"].backend == "host"
+
+
+def test_missing_source_is_a_one_line_error(tmp_path, capsys):
+    assert main(["optimize", str(tmp_path / "missing.cu"), "--out", str(tmp_path)]) == 2
+    assert "missing.cu: no such source file" in capsys.readouterr().err
+    assert main(["optimize"]) == 2
+    assert "name the .cu source" in capsys.readouterr().err
