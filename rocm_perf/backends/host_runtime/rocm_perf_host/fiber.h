@@ -2,8 +2,10 @@
 // small stack, and the block's OS thread switches between them round-robin.
 //
 // glibc's swapcontext makes a system call per switch (sigprocmask), about 400 ns: far too slow
-// for a tiled matmul. On x86-64 we switch with a few instructions of our own (save the
-// callee-saved registers, the stack pointer and the SSE/x87 control words); elsewhere ucontext.
+// for a tiled matmul. On x86-64 we switch with a few instructions of our own: save the
+// callee-saved registers and the stack pointer. The SSE/x87 control words are not switched:
+// every fiber of a block runs on one OS thread and kernels do not change rounding modes.
+// Elsewhere (or with -DROCM_PERF_FORCE_UCONTEXT) ucontext.
 #pragma once
 
 #include <cstddef>
@@ -26,7 +28,7 @@
 namespace rocm_perf_host {
 
 #ifndef ROCM_PERF_UCONTEXT
-// switch_stack(&save_sp, next_sp): push callee-saved state, store sp, load next_sp, pop, ret.
+// switch_stack(&save_sp, next_sp): push callee-saved registers, store sp, load next_sp, pop, ret.
 // A weak symbol so that several translation units may include this header.
 extern "C" void rocm_perf_switch_stack(void** save_sp, void* next_sp);
 extern "C" void rocm_perf_fiber_trampoline();
@@ -41,14 +43,8 @@ rocm_perf_switch_stack:
     pushq %r13
     pushq %r14
     pushq %r15
-    subq $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw 4(%rsp)
     movq %rsp, (%rdi)
     movq %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw 4(%rsp)
-    addq $8, %rsp
     popq %r15
     popq %r14
     popq %r13
@@ -144,10 +140,7 @@ struct FiberStack {
         regs[3] = reinterpret_cast<std::uint64_t>(arg);    // r12: its argument
         regs[4] = 0;
         regs[5] = 0;
-        auto* control = reinterpret_cast<std::uint32_t*>(regs - 1);
-        control[0] = 0x1F80;  // MXCSR default: exceptions masked, round to nearest
-        control[1] = 0x037F;  // x87 control word default
-        ctx.sp = regs - 1;
+        ctx.sp = regs;
 #endif
     }
 

@@ -370,21 +370,19 @@ struct LaunchOf final : Launch {
         auto* l = static_cast<LaunchOf*>(self);
         std::apply(l->body, l->args);
     }
-    // The barrier-free path: a plain loop the compiler can inline the kernel into.
+    // The barrier-free path: a plain loop the compiler can inline the kernel into. Rows of x
+    // innermost, so that only threadIdx.x changes per GPU thread.
     static void from(Launch* self, unsigned first) {
         auto* l = static_cast<LaunchOf*>(self);
-        const unsigned bx = l->block.x, by = l->block.y, n = l->threads_per_block;
+        const unsigned bx = l->block.x, by = l->block.y, bz = l->block.z;
         unsigned x = first % bx, y = (first / bx) % by, z = first / (bx * by);
-        for (unsigned t = first; t < n; ++t) {
-            threadIdx.x = x;
-            threadIdx.y = y;
+        for (; z < bz; ++z, y = 0) {
             threadIdx.z = z;
-            std::apply(l->body, l->args);
-            if (++x == bx) {
-                x = 0;
-                if (++y == by) {
-                    y = 0;
-                    ++z;
+            for (; y < by; ++y, x = 0) {
+                threadIdx.y = y;
+                for (; x < bx; ++x) {
+                    threadIdx.x = x;
+                    std::apply(l->body, l->args);
                 }
             }
         }
@@ -403,25 +401,26 @@ struct BlockState {
     unsigned first_pass_start = 0;
     std::vector<Context> contexts;  // one per GPU thread; thread 0's is the OS stack
     std::vector<unsigned char> finished;
+    std::vector<Index3> index;  // threadIdx of each GPU thread, computed once per block
     std::vector<std::unique_ptr<FiberStack>> stacks;  // stacks[0] runs the scheduler
     Context scheduler;
     std::vector<unsigned char> shared_storage;
     unsigned char* dynamic_shared = nullptr;
 };
 
-inline thread_local BlockState block_state;
+// A pointer (constant-initialized) rather than the object: a thread_local with a constructor
+// would be reached through a TLS init wrapper on every barrier.
+inline thread_local BlockState* block_state_of_thread = nullptr;
 
-inline void* dynamic_shared() { return block_state.dynamic_shared; }
-
-inline void set_thread_index(unsigned linear) {
-    const unsigned bx = blockDim.x, by = blockDim.y;
-    threadIdx.x = linear % bx;
-    threadIdx.y = (linear / bx) % by;
-    threadIdx.z = linear / (bx * by);
+inline BlockState& block_state() {
+    if (!block_state_of_thread) block_state_of_thread = new BlockState;  // one per OS thread, kept
+    return *block_state_of_thread;
 }
 
+inline void* dynamic_shared() { return block_state_of_thread->dynamic_shared; }
+
 inline void fiber_thread_entry(void* arg) {
-    auto& s = block_state;
+    auto& s = block_state();
     unsigned me = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg));
     s.launch->run_thread(s.launch);
     s.finished[me] = 1;
@@ -432,7 +431,7 @@ inline void fiber_thread_entry(void* arg) {
 // Round-robin from barrier to barrier: each pass runs every unfinished GPU thread until it
 // reaches the next barrier or returns. The first pass skips thread 0, already at the barrier.
 inline void scheduler_entry(void*) {
-    auto& s = block_state;
+    auto& s = block_state();
     const unsigned n = s.launch->threads_per_block;
     unsigned first = s.first_pass_start;
     for (;;) {
@@ -441,7 +440,7 @@ inline void scheduler_entry(void*) {
             if (s.finished[t]) continue;
             any = true;
             s.current = t;
-            set_thread_index(t);
+            threadIdx = s.index[t];
             switch_context(s.scheduler, s.contexts[t]);
         }
         first = 0;
@@ -452,7 +451,7 @@ inline void scheduler_entry(void*) {
 }
 
 inline void barrier() {
-    auto& s = block_state;
+    auto& s = block_state();
     if (s.mode == BlockMode::Fibers) {
         switch_context(s.contexts[s.current], s.scheduler);
         return;
@@ -467,6 +466,14 @@ inline void barrier() {
     s.first_pass_start = 1;
     if (s.contexts.size() < n) s.contexts.resize(n);
     s.finished.assign(n, 0);
+    if (s.index.size() != n || s.index.back().x + 1 != blockDim.x || s.index.back().y + 1 != blockDim.y) {
+        s.index.resize(n);
+        for (unsigned t = 0; t < n; ++t) {
+            s.index[t].x = t % blockDim.x;
+            s.index[t].y = (t / blockDim.x) % blockDim.y;
+            s.index[t].z = t / (blockDim.x * blockDim.y);
+        }
+    }
     while (s.stacks.size() < n) s.stacks.push_back(std::make_unique<FiberStack>());
     s.stacks[0]->start(s.scheduler, &scheduler_entry, nullptr);
     for (unsigned t = 1; t < n; ++t)
@@ -475,7 +482,7 @@ inline void barrier() {
 }
 
 inline void run_block(Launch& l, std::uint64_t linear_block) {
-    auto& s = block_state;
+    auto& s = block_state();
     blockIdx.x = static_cast<unsigned>(linear_block % l.grid.x);
     blockIdx.y = static_cast<unsigned>((linear_block / l.grid.x) % l.grid.y);
     blockIdx.z = static_cast<unsigned>(linear_block / (std::uint64_t(l.grid.x) * l.grid.y));
@@ -512,7 +519,7 @@ struct BlockPool {
     bool work_on(Launch& l) {
         gridDim.x = l.grid.x, gridDim.y = l.grid.y, gridDim.z = l.grid.z;
         blockDim.x = l.block.x, blockDim.y = l.block.y, blockDim.z = l.block.z;
-        auto& s = block_state;
+        auto& s = block_state();
         if (s.shared_storage.size() < l.shmem + 64) s.shared_storage.resize(l.shmem + 64);
         auto raw = reinterpret_cast<std::uintptr_t>(s.shared_storage.data());
         s.dynamic_shared = reinterpret_cast<unsigned char*>((raw + 63) & ~std::uintptr_t(63));
@@ -868,7 +875,7 @@ inline void launch_kernel(KernelIdentity id, const char* source_name, dim3 grid,
 // it reads the running block's dynamic shared memory wherever it is used.
 template <class T>
 struct DynamicShared {
-    T* get() const { return reinterpret_cast<T*>(block_state.dynamic_shared); }
+    T* get() const { return reinterpret_cast<T*>(block_state_of_thread->dynamic_shared); }
     operator T*() const { return get(); }
     template <class U>
     explicit operator U*() const { return reinterpret_cast<U*>(get()); }
