@@ -1,6 +1,7 @@
 // Layer normalization over the rows of a matrix, with per-column gain and bias.
-// Exercises: a `__device__` block-sum helper whose tree loop has a runtime trip count
-// (blockDim.x) and a barrier in its body, runtime-trip strided loops, `rsqrtf`, `<<<>>>`.
+// Exercises: a `__device__` block-sum helper whose tree loop is a `while` with a runtime trip
+// count (blockDim.x) and a barrier in its body, runtime-trip strided loops (one already under
+// `#pragma unroll 4`), `rsqrtf`, `<<<>>>`.
 #include <hip/hip_runtime.h>
 
 #include <cmath>
@@ -29,9 +30,11 @@ __device__ float block_sum(float value, float* scratch) {
     const int tid = threadIdx.x;
     scratch[tid] = value;
     __syncthreads();
-    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    int stride = blockDim.x / 2;
+    while (stride > 0) {
         if (tid < stride) scratch[tid] += scratch[tid + stride];
         __syncthreads();
+        stride >>= 1;
     }
     const float total = scratch[0];
     __syncthreads();  // scratch may be reused right after
@@ -55,6 +58,7 @@ __global__ void layernorm_rows(const float* __restrict__ input, const float* __r
     }
     const float inv_std = rsqrtf(block_sum(squares, scratch) / cols + epsilon);
 
+#pragma unroll 4
     for (int c = threadIdx.x; c < cols; c += blockDim.x) {
         y[c] = (x[c] - mean) * inv_std * gain[c] + bias[c];
     }
