@@ -115,46 +115,60 @@ def test_wrong_output_and_hangs_are_rejected_and_the_loop_goes_on(tmp_path):
     assert s["accepted"] == []
 
 
-def test_kill_9_mid_measurement_then_the_same_command_resumes(tmp_path):
+def _rounds(ledger: Path, phase: str) -> int:
+    con = sqlite3.connect(str(ledger))
+    try:
+        return con.execute("SELECT count(*) FROM rounds WHERE trial_id = 1 AND phase = ?", (phase,)).fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        con.close()
+
+
+def _start_and_wait(argv, out: Path, phase: str, at_least: int) -> tuple[subprocess.Popen, Path]:
+    """Start `argv`; return once trial 1 has `at_least` rounds of `phase` in the ledger."""
+    proc = subprocess.Popen(argv, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None:
+        ledgers = list(out.glob("*/ledger.db")) if out.exists() else []
+        if ledgers and _rounds(ledgers[0], phase) >= at_least:
+            return proc, ledgers[0]
+        time.sleep(0.2)
+    proc.kill()
+    raise AssertionError(f"never reached {phase} round {at_least}: {proc.communicate()[1][-2000:]}")
+
+
+def test_sigterm_then_kill_9_then_resume_finish_the_run(tmp_path):
     src = user_copy(tmp_path, "unroll_wins.cu")
     out = tmp_path / "runs"
     argv = [sys.executable, "-m", "rocm_perf.cli", "optimize", str(src), "--out", str(out),
             "--rules", "unroll_manual", "--factors", "4", *FAST]
-    proc = subprocess.Popen(argv, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        ledger = None
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline and proc.poll() is None:
-            runs = list(out.glob("*/ledger.db")) if out.exists() else []
-            if runs:
-                ledger = runs[0]
-                con = sqlite3.connect(str(ledger))
-                try:
-                    n = con.execute("SELECT count(*) FROM rounds WHERE trial_id = 1 AND phase = 'screen'").fetchone()[0]
-                except sqlite3.OperationalError:
-                    n = 0
-                con.close()
-                if n >= 3:
-                    break
-            time.sleep(0.2)
-        assert proc.poll() is None, proc.stderr.read().decode()
-        os.killpg(proc.pid, signal.SIGKILL)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    run = ledger.parent
+
+    # SIGTERM while screening: stops after recording, says how to continue, exit 130.
+    proc, ledger = _start_and_wait(argv, out, "screen", 2)
+    os.killpg(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "--resume" in err
     con = sqlite3.connect(str(ledger))
     assert con.execute("SELECT status FROM trials WHERE id = 1").fetchone()[0] == "screening"
     con.close()
-    # The same command again resumes the unfinished run (no TTY: it says so and goes on).
-    again = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert again.returncode == 0, again.stderr
-    assert "resuming the unfinished run" in again.stderr
-    assert only_run(out) == run
-    s = summary(run)
+
+    # The same command again resumes that run (no TTY: it says so); kill -9 it mid-confirmation.
+    proc, _ = _start_and_wait(argv, out, "confirm", 2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    _, err = proc.communicate()
+    assert "resuming the unfinished run" in err
+
+    # --resume finishes it: one run, one trial, every phase's rounds one pair per index from 0.
+    done = subprocess.run([sys.executable, "-m", "rocm_perf.cli", "optimize", "--resume", ledger.parent.name,
+                           "--out", str(out), "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert only_run(out) == ledger.parent
+    s = summary(ledger.parent)
     assert s["state"] == "done" and s["trials"] == 1
     con = sqlite3.connect(str(ledger))
-    # The half-done screening was redone from round 0: one pair per index, no leftovers.
-    rows = con.execute("SELECT idx, count(*) FROM rounds WHERE trial_id = 1 AND phase = 'screen' GROUP BY idx").fetchall()
-    assert [i for i, _ in rows] == list(range(len(rows))) and all(n == 2 for _, n in rows)
+    for phase in ("screen", "confirm"):
+        rows = con.execute("SELECT idx, count(*) FROM rounds WHERE trial_id = 1 AND phase = ? GROUP BY idx", (phase,)).fetchall()
+        assert [i for i, _ in rows] == list(range(len(rows))) and all(n == 2 for _, n in rows)
+    con.close()

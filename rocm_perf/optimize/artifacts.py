@@ -61,11 +61,32 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "stop_reason": ledger.get("stop_reason"),
         "elapsed_s": ledger.get("elapsed_s"),
         "final_check": ledger.get("final_check"),
-        "accepted": [_trial_json(t) for t in accepted],
+        "accepted": [{**_trial_json(t), "resource_deltas": resource_deltas(_resources_of(bases, t.generation), t.resources)}
+                     for t in accepted],
         "rejected": [_trial_json(t) for t in trials if t.status == "rejected"],
         "open": [_trial_json(t) for t in trials if t.status not in ("accepted", "rejected")],
         "trials": len(trials),
     }
+
+
+def _resources_of(bases, generation: int) -> dict:
+    for b in bases:
+        if b.generation == generation:
+            return b.resources
+    return {}
+
+
+def resource_deltas(before: dict, after: dict) -> dict:
+    """Per kernel, the AMD resources that changed: {kernel: {field: [before, after]}}."""
+    out = {}
+    for name, b in before.items():
+        a = after.get(name)
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            continue
+        changed = {k: [b.get(k), a.get(k)] for k in a if k != "mangled" and a.get(k) != b.get(k)}
+        if changed:
+            out[name] = changed
+    return out
 
 
 def _trial_json(t: Trial) -> dict:
@@ -118,7 +139,10 @@ def render_markdown(s: dict) -> str:
                   f"- outputs: {conf.get('outputs', {}).get('rounds_checked')} timed rounds matched the baseline"
                   f" (exit 0, {conf.get('outputs', {}).get('digests')} copy digests, standard output)"]
         if t["resources"]:
-            lines.append(f"- AMD resources: {json.dumps(t['resources'])}")
+            deltas = t.get("resource_deltas") or {}
+            lines.append("- AMD resources (compile check): " + (
+                "; ".join(f"{k}: " + ", ".join(f"{f} {v[0]} -> {v[1]}" for f, v in d.items()) for k, d in deltas.items())
+                or "unchanged"))
         lines += ["", "```diff", t["diff"].rstrip(), "```"]
     lines += ["", "## Rejected candidates", "", "| trial | kernel | loop | rule | factor | reason | detail |",
               "|---|---|---|---|---|---|---|"]

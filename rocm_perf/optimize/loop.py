@@ -12,6 +12,7 @@ candidate is ever measured again.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import math
 import shutil
@@ -39,6 +40,8 @@ R_GUARD, R_COMPILE, R_RESOURCES, R_WRONG_OUTPUT, R_CRASH, R_TIMEOUT = (
     "guard", "compile", "resources", "wrong output", "crash", "timeout")
 R_SUPERSEDED = "superseded"
 R_BUDGET = "budget"
+
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
 OPEN_STATUSES = ("proposed", "built", "screening", "screened", "confirming")
 
@@ -114,7 +117,13 @@ class OptimizeLoop:
         while state != DONE:
             self._check_stop()
             self.report.stage(state)
-            nxt = handlers[state]()
+            try:
+                nxt = handlers[state]()
+            except OSError as e:
+                if e.errno in _WRITE_ERRORS:
+                    raise RocmPerfError(f"{self.run_dir}: cannot write the run's files ({e.strerror}: {e.filename}); "
+                                        f"the ledger is intact: free space, then `rocm-perf optimize --resume {self.run_dir}`") from e
+                raise
             self.ledger.set("elapsed_s", self.elapsed())
             self.ledger.transition(nxt)
             state = nxt
