@@ -832,14 +832,19 @@ def load_sweep_view(sweep_dir: Path):
         ledger.close()
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+def lock_held(sweep_dir: Path) -> bool:
+    """Whether a live process holds the sweep's lock (the kernel drops it the moment the holder dies)."""
+    path = Path(sweep_dir) / LOCK_FILE
+    if not path.exists():
         return False
-    except PermissionError:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
         return True
-    return True
+    finally:
+        os.close(fd)  # closing drops the probe's own lock, if it got one
+    return False
 
 
 def read_status(sweep_dir: Path) -> dict:
@@ -856,21 +861,23 @@ def read_status(sweep_dir: Path) -> dict:
         raise RocmPerfError(f"{path}: unreadable status file ({e})") from e
     age = time.time() - float(status.get("heartbeat", 0))
     status["heartbeat_age_s"] = age
-    finished = status.get("state") in ("finished", "stopped", "budget spent")
-    status["alive"] = (not finished and _pid_alive(int(status.get("pid", 0)))
-                       and age < 3 * float(status.get("heartbeat_interval_s", HEARTBEAT_S)) + 5)
+    status["alive"] = lock_held(sweep_dir)
+    status["stale"] = age > 3 * float(status.get("heartbeat_interval_s", HEARTBEAT_S)) + 5
     return status
 
 
 def status_text(s: dict) -> str:
     cur = s["current"]
-    if s["alive"]:
+    if s["alive"] and s.get("stale"):
+        head = (f"sweep {s['sweep']}: {s['state']}, but no heartbeat for {_dur(s['heartbeat_age_s'])} "
+                f"(pid {s['pid']} holds the lock: stuck?)")
+    elif s["alive"]:
         head = f"sweep {s['sweep']}: {s['state']} (pid {s['pid']}, heartbeat {s['heartbeat_age_s']:.0f} s ago)"
     elif s["state"] in ("finished", "stopped", "budget spent"):
         head = f"sweep {s['sweep']}: {s['state']} at {s['heartbeat_utc']}"
     else:
         head = (f"sweep {s['sweep']}: NOT RUNNING (last heartbeat {_dur(s['heartbeat_age_s'])} ago, pid {s['pid']} "
-                f"gone or stuck); `rocm-perf sweep --resume {s['sweep']}` continues it")
+                f"gone); `rocm-perf sweep --resume {s['sweep']}` continues it")
     lines = [head]
     if cur.get("target"):
         lines.append(f"  current: {cur['target']}: {cur['stage']}" + (f"; {cur['candidate']} {cur['rounds']}" if cur.get("candidate") else ""))
