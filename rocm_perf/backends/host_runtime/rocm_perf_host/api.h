@@ -12,6 +12,16 @@ inline hipError_t finish_call(ApiScope& api, hipError_t result) {
     return result;
 }
 
+inline const char* memcpy_kind_name(hipMemcpyKind kind) {
+    switch (kind) {
+        case hipMemcpyHostToHost: return "hipMemcpyHostToHost";
+        case hipMemcpyHostToDevice: return "hipMemcpyHostToDevice";
+        case hipMemcpyDeviceToHost: return "hipMemcpyDeviceToHost";
+        case hipMemcpyDeviceToDevice: return "hipMemcpyDeviceToDevice";
+        default: return "hipMemcpyDefault";
+    }
+}
+
 // A copy in stream order; device-to-host copies leave a digest of the bytes that arrived.
 inline hipError_t copy(const char* name, void* dst, const void* src, std::size_t bytes, hipMemcpyKind kind,
                        hipStream_t stream, bool async) {
@@ -20,7 +30,7 @@ inline hipError_t copy(const char* name, void* dst, const void* src, std::size_t
     api.arg("dst", hex_pointer(dst));
     api.arg("src", hex_pointer(src));
     api.arg("sizeBytes", std::to_string(bytes));
-    api.arg("kind", std::to_string(int(kind)));
+    api.arg("kind", memcpy_kind_name(kind));
     if (async) api.arg("stream", hex_pointer(stream));
     if (bytes && (!dst || !src)) return finish_call(api, hipErrorInvalidValue);
     bool to_host = kind == hipMemcpyDeviceToHost ||
