@@ -948,6 +948,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     else:
         sweep_dir, stored = new_sweep_dir(Path(args.out)), None
     settings = settings_from_args(args, stored)
+    if not discover_targets([Path(a) for a in settings.target_args]) and not settings.watch:
+        raise RocmPerfError(f"{' '.join(settings.target_args)}: no .cu/.hip sources found")  # checked before any directory is made
     display: Display = RichDisplay() if sys.stdout.isatty() else PlainDisplay(sys.stdout)
     print(f"sweep directory: {sweep_dir}", flush=True)
     return Sweep(sweep_dir, settings, display=display).run()

@@ -482,3 +482,20 @@ def test_progress_on_a_terminal_and_as_a_plain_log(tmp_path):
     assert any("[triage] a" in line for line in lines) and any("[optimizing] b" in line for line in lines)
     assert "\x1b[" not in plain.getvalue()  # no terminal codes in a log
     assert "[finished]" in lines[-1] and "2 done, 0 queued, 2 accepted" in lines[-1]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["sweep"], "name targets"),
+    (["sweep", "--resume", "nowhere"], "not a sweep directory"),
+    (["sweep", "missing.cu"], "missing.cu: no such file or directory"),
+    (["sweep", "x.cu", "--budget", "soon"], "--budget 'soon'"),
+    (["sweep", "empty"], "no .cu/.hip sources found"),
+])
+def test_sweep_command_errors_are_one_line(tmp_path, monkeypatch, capsys, argv, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.cu").write_text(KERNEL.format(value=1))
+    (tmp_path / "empty").mkdir()
+    assert main(argv + ["--out", str(tmp_path / "runs")]) in (2, 3)
+    err = capsys.readouterr().err
+    assert err.startswith("rocm-perf: error:") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "runs").exists()  # nothing half-made
