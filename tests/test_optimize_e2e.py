@@ -61,7 +61,7 @@ def test_a_clearly_faster_rewrite_is_accepted_then_reviewed_and_applied(tmp_path
     assert final.count("#pragma unroll 1") == 2 and final != before.decode()
     assert (run / "accepted.diff").read_text().startswith(f"--- a/{src.name}")
     assert (run / "trials" / "1" / "verdict.json").exists()
-    assert (run / "metadata.json").exists()
+    assert (run / "metadata.json").exists() and (run / "report.html").exists()
 
     capsys.readouterr()
     assert main(["review", "--out", str(out)]) == 0

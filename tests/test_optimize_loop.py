@@ -177,6 +177,7 @@ def test_gains_compose_across_kernels_and_the_original_is_untouched(uninterrupte
     assert levels[0]["alpha"] == pytest.approx(0.025) and levels[1]["alpha"] == pytest.approx(0.05 / 6)
     report = (run_dir / "report.md").read_text()
     assert "## Accepted changes" in report and "row_weighted_sum" in report
+    assert "row_weighted_sum" in (run_dir / "report.html").read_text()
     assert [s for _, s, _ in ledger.transitions()][:4] == ["baseline", "noise-floor", "rank", "propose"]
 
 

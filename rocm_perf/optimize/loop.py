@@ -605,7 +605,19 @@ class OptimizeLoop:
             if t.status not in OPEN_STATUSES:
                 self._write_verdict(t.id)
         write_artifacts(self.run_dir, self.ledger, state=DONE)
+        self._write_html_report()
         return DONE
+
+    def _write_html_report(self) -> None:
+        """report.html beside report.md (rocm_perf.report renders it from this run directory)."""
+        from rocm_perf.report.html import render_html, write_text_atomic
+        from rocm_perf.report.run_view import load_run
+
+        try:
+            write_text_atomic(self.run_dir / "report.html", render_html(load_run(self.run_dir)))
+        except RocmPerfError as e:
+            self.ledger.set("report_html_error", str(e))
+            self.report.message(f"report.html not written: {e}")
 
 
 def pair_order(i: int, baseline: str, candidate: str) -> list[tuple[str, str]]:
