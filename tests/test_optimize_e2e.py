@@ -94,12 +94,14 @@ def test_a_clearly_faster_rewrite_is_accepted_then_reviewed_and_applied(tmp_path
 def test_no_rewrite_is_accepted_when_none_is_faster(tmp_path):
     src = user_copy(tmp_path, "none_wins.cu")
     out = tmp_path / "runs"
-    assert main(["optimize", str(src), "--out", str(out), "--rules", "unroll_manual,unroll_pragma", "--factors", "4", *FAST]) == 0
+    assert main(["optimize", str(src), "--out", str(out), "--rules", "unroll_manual,unroll_pragma", "--factors", "4",
+                 "--max-rounds", "15", *FAST]) == 0
     s = summary(only_run(out))
     assert s["accepted"] == []
     assert len(s["rejected"]) == 2
     assert {t["reason"] for t in s["rejected"]} <= {"not significant", "inconclusive", "slower"}
-    assert not (only_run(out) / "final.cu").read_bytes() != (PROGRAMS / "none_wins.cu").read_bytes()
+    assert (only_run(out) / "final.cu").read_bytes() == (PROGRAMS / "none_wins.cu").read_bytes()
+    assert (only_run(out) / "accepted.diff").read_text() == ""
 
 
 def test_wrong_output_and_hangs_are_rejected_and_the_loop_goes_on(tmp_path):
