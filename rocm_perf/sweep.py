@@ -654,6 +654,8 @@ class Sweep:
             "queue": [r.name for r in queue],
             "counts": counts,
             "accepted": sum(r.accepted for r in rows) + (self.reporter.state.accepted if self.reporter is not None else 0),
+            "gains": [{"target": r.name, "speedup": r.baseline_ns / r.final_ns} for r in rows
+                      if r.status == DONE and r.accepted and r.baseline_ns and r.final_ns],
             "budget_s": self.settings.budget_s, "used_s": used,
             "left_s": None if self.settings.budget_s is None else max(0.0, self.settings.budget_s - used),
             "targets": [{"name": r.name, "status": r.status, "reason": r.reason, "accepted": r.accepted,
@@ -749,6 +751,11 @@ def _dur(seconds: float | None) -> str:
     return f"{h}h{m:02d}m" if h else (f"{m}m{sec:02d}s" if m else f"{sec}s")
 
 
+def _gains_text(s: dict) -> str:
+    gains = s.get("gains") or []
+    return (" (" + ", ".join(f"{g['target']} {g['speedup']:.2f}x" for g in gains) + ")") if gains else ""
+
+
 # ---- progress on the terminal --------------------------------------------------------------------
 
 class PlainDisplay:
@@ -769,7 +776,8 @@ class PlainDisplay:
         left = "no limit" if s["left_s"] is None else _dur(s["left_s"]) + " left"
         done = sum(n for st, n in s["counts"].items() if st in FINISHED)
         print(f"{time.strftime('%H:%M:%S')} [{s['state']}] {cur['target'] or '-'} {cur['stage']} | "
-              f"{done} done, {len(s['queue'])} queued, {s['accepted']} accepted | {left}", file=self.stream, flush=True)
+              f"{done} done, {len(s['queue'])} queued, {s['accepted']} accepted{_gains_text(s)} | {left}",
+              file=self.stream, flush=True)
 
     def close(self) -> None:
         pass
@@ -800,7 +808,7 @@ class RichDisplay:
             t.add_row("candidate", f"{cur['candidate']} {cur['rounds']}")
         if cur["last_verdict"]:
             t.add_row("last", cur["last_verdict"])
-        t.add_row("accepted", str(s["accepted"]))
+        t.add_row("accepted", str(s["accepted"]) + _gains_text(s))
         t.add_row("time left", "no limit" if s["left_s"] is None else _dur(s["left_s"]))
         with self._lock:
             self.live.update(t)
@@ -883,7 +891,7 @@ def status_text(s: dict) -> str:
         lines.append(f"  current: {cur['target']}: {cur['stage']}" + (f"; {cur['candidate']} {cur['rounds']}" if cur.get("candidate") else ""))
     lines.append(f"  queue: {', '.join(s['queue']) if s['queue'] else '(empty)'}")
     lines.append("  targets: " + ", ".join(f"{n} {st}" for st, n in sorted(s["counts"].items())))
-    lines.append(f"  accepted so far: {s['accepted']}")
+    lines.append(f"  accepted so far: {s['accepted']}{_gains_text(s)}")
     lines.append("  budget: " + ("no limit" if s["budget_s"] is None else f"{_dur(s['left_s'])} left of {_dur(s['budget_s'])}"))
     return "\n".join(lines)
 
