@@ -125,3 +125,18 @@ def test_extern_shared_in_a_nested_block_of_a_kernel_is_block_scope():
 def test_plain_extern_declarations_are_untouched():
     src = "extern int table[];\nextern __device__ float g;\n"
     assert rewrite_dynamic_shared(src) == (src, 0)
+
+
+def test_template_kernel_with_deduced_arguments_is_launched_by_name():
+    src = (
+        "template <typename T> __global__ void scale(T* x, int n) {}\n"
+        "template <int N> __global__ void __launch_bounds__(256) bounded(float* x) {}\n"
+        "__global__ void plain(float* x) {}\n"
+        "void f() { scale<<<1, 64>>>(x, 64); scale<float><<<1, 64>>>(x, 64); plain<<<1, 1>>>(x);\n"
+        "  hipLaunchKernelGGL(scale, 1, 1, 0, 0, x, 3); hipLaunchKernelGGL(plain, 1, 1, 0, 0, x); }\n"
+    )
+    text = prepass(src).text
+    assert "ROCM_PERF_LAUNCH_DEDUCED(scale, 1, 64, 0, 0, x, 64);" in text
+    assert "hipLaunchKernelGGL(HIP_KERNEL_NAME(scale<float>), 1, 64, 0, 0, x, 64);" in text
+    assert "hipLaunchKernelGGL(plain, 1, 1, 0, 0, x);" in text
+    assert "ROCM_PERF_LAUNCH_DEDUCED(scale, 1, 1, 0, 0, x, 3);" in text

@@ -2,6 +2,10 @@
 
 - `kernel<<<grid, block, shmem, stream>>>(args)` becomes
   `hipLaunchKernelGGL(kernel, grid, block, shmem, stream, args)`.
+- A template kernel launched with deduced template arguments (`kern<<<g, b>>>(x)` or
+  `hipLaunchKernelGGL(kern, ...)` where `kern` is a template kernel of this file) becomes
+  `ROCM_PERF_LAUNCH_DEDUCED(...)`: the runtime names it as the source spells it, since there is
+  no single function whose symbol it could read.
 - `extern __shared__ T name[];` (dynamic shared memory) becomes a pointer into the running
   block's dynamic shared memory (inside a function) or an object that reads it (at file scope).
 
@@ -26,6 +30,11 @@ _EXTERN_SHARED = re.compile(
     r"__attribute__\s*\(\(.*?\)\)|HIP_DYNAMIC_SHARED_ATTRIBUTE)\s*)+)"
     r"(?P<type>[A-Za-z_][\w:<>,\s\*]*?)\s*(?P<name>\b[A-Za-z_]\w*)\s*\[\s*\]\s*;"
 )
+
+
+_GLOBAL = re.compile(r"\b__global__\b")
+_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
+_GGL_LAUNCH = re.compile(r"\bhipLaunchKernelGGL\s*\(\s*([A-Za-z_]\w*)\s*,")
 
 
 @dataclass
@@ -195,9 +204,23 @@ def _find_config_end(masked: str, start: int, path: str) -> int:
     raise _fail(path, masked, start, "a kernel launch <<< without its closing >>>")
 
 
+def template_kernels(masked: str) -> set[str]:
+    """Names of the `__global__` function templates declared in (blanked) source text."""
+    names = set()
+    for m in _GLOBAL.finditer(masked):
+        start = max(masked.rfind(c, 0, m.start()) for c in ";{}") + 1
+        if not re.search(r"\btemplate\b", masked[start : m.start()]):
+            continue
+        head = _LAUNCH_BOUNDS.sub(" ", masked[m.end() : m.end() + 400])
+        if name := re.search(r"([A-Za-z_]\w*)\s*\(", head):
+            names.add(name.group(1))
+    return names
+
+
 def rewrite_launches(text: str, path: str = "<source>") -> tuple[str, int]:
     """Every `name<<<cfg>>>(args)` in `text` as a hipLaunchKernelGGL call; returns (text, count)."""
     masked = blank_literals(text)
+    deduced = template_kernels(masked)
     pieces: list[str] = []
     cursor = count = 0
     search_from = 0
@@ -215,10 +238,11 @@ def rewrite_launches(text: str, path: str = "<source>") -> tuple[str, int]:
             raise _fail(path, masked, at, f"a kernel launch needs 2 to 4 launch parameters in <<<...>>>, got {len(config)}")
         config += ["0"] * (4 - len(config))
         name = " ".join(masked[name_start:at].split())
+        macro = "ROCM_PERF_LAUNCH_DEDUCED" if name.split("::")[-1] in deduced else "hipLaunchKernelGGL"
         if "<" in name:
             name = f"HIP_KERNEL_NAME({name})"
         args = text[k + 1 : args_close]
-        launch = f"hipLaunchKernelGGL({name}, {', '.join(c.strip() for c in config)}"
+        launch = f"{macro}({name}, {', '.join(c.strip() for c in config)}"
         launch += (", " + args if args.strip() else args) + ")"
         # Keep every newline of the original span so that later line numbers do not move.
         launch += "\n" * (text[name_start : args_close + 1].count("\n") - launch.count("\n"))
@@ -228,7 +252,22 @@ def rewrite_launches(text: str, path: str = "<source>") -> tuple[str, int]:
         search_from = args_close + 1
         count += 1
     pieces.append(text[cursor:])
-    return "".join(pieces), count
+    return _rewrite_deduced_ggl("".join(pieces), deduced), count
+
+
+def _rewrite_deduced_ggl(text: str, deduced: set[str]) -> str:
+    """hipLaunchKernelGGL(kern, ...) written by the user for a template `kern` without arguments."""
+    if not deduced:
+        return text
+    masked = blank_literals(text)
+    pieces, cursor = [], 0
+    for m in _GGL_LAUNCH.finditer(masked):
+        if m.group(1) in deduced:
+            pieces.append(text[cursor : m.start()])
+            pieces.append("ROCM_PERF_LAUNCH_DEDUCED" + text[m.start() + len("hipLaunchKernelGGL") : m.end()])
+            cursor = m.end()
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 def _scope_is_block(masked: str, offset: int) -> bool:

@@ -231,6 +231,7 @@ struct Tracer {
     std::atomic<std::int64_t> next_corr{1};
     std::vector<KernelRecord> kernels;
     std::map<const void*, int> kernel_by_address;
+    std::map<std::string, int> kernel_by_source_name;  // template kernels launched with deduced arguments
     std::vector<DispatchRecord> dispatches;
     std::vector<ApiRecord> api;
 
@@ -317,7 +318,7 @@ inline KernelRecord name_kernel(KernelIdentity id, const char* source_name) {
     std::string last_component = source_name ? source_name : "";
     if (auto angle = last_component.find('<'); angle != std::string::npos) last_component.resize(angle);
     if (auto colon = last_component.rfind("::"); colon != std::string::npos) last_component.erase(0, colon + 2);
-    if (dladdr(id.address, &info) && info.dli_sname && info.dli_saddr == id.address &&
+    if (id.address && dladdr(id.address, &info) && info.dli_sname && info.dli_saddr == id.address &&
         std::strncmp(info.dli_sname, "_Z", 2) == 0) {
         std::string demangled = demangle(info.dli_sname);
         // Identical kernels may be folded into one symbol: keep it only if it is this kernel.
@@ -811,19 +812,35 @@ inline void Tracer::write_log(const char* path_template, int threads, bool seria
     std::rename(tmp.c_str(), path.c_str());
 }
 
-// The kernel's index in the trace, and its demangled name.
+// The kernel's index in the trace, and its demangled name. A kernel without an address (a
+// template launched with deduced arguments) is known by its source spelling.
 inline std::pair<int, std::string> kernel_index(KernelIdentity id, const char* source_name) {
     Tracer& t = tracer();
+    const std::string key = source_name ? source_name : "";
+    auto find = [&]() -> int {
+        if (id.address) {
+            auto it = t.kernel_by_address.find(id.address);
+            return it == t.kernel_by_address.end() ? -1 : it->second;
+        }
+        auto it = t.kernel_by_source_name.find(key);
+        return it == t.kernel_by_source_name.end() ? -1 : it->second;
+    };
     {
         std::lock_guard<std::mutex> lock(t.m);
-        auto it = t.kernel_by_address.find(id.address);
-        if (it != t.kernel_by_address.end()) return {it->second, t.kernels[std::size_t(it->second)].demangled};
+        if (int found = find(); found >= 0) return {found, t.kernels[std::size_t(found)].demangled};
     }
     KernelRecord record = name_kernel(id, source_name);
     std::lock_guard<std::mutex> lock(t.m);
-    auto [it, inserted] = t.kernel_by_address.emplace(id.address, static_cast<int>(t.kernels.size()));
-    if (inserted) t.kernels.push_back(std::move(record));
-    return {it->second, t.kernels[std::size_t(it->second)].demangled};
+    int index = find();
+    if (index < 0) {
+        index = static_cast<int>(t.kernels.size());
+        t.kernels.push_back(std::move(record));
+        if (id.address)
+            t.kernel_by_address.emplace(id.address, index);
+        else
+            t.kernel_by_source_name.emplace(key, index);
+    }
+    return {index, t.kernels[std::size_t(index)].demangled};
 }
 
 template <class Body, class... Args>
@@ -896,5 +913,13 @@ inline unsigned __lane_id() {
         ::rocm_perf_host::launched_kernel_must_name_one_function_with_explicit_template_arguments(K), ROCM_PERF_STRINGIFY(K),      \
         dim3(GRID), dim3(BLOCK), static_cast<std::size_t>(SHMEM), (STREAM),                                    \
         [](auto&&... rocm_perf_args) { K(rocm_perf_args...); }, ##__VA_ARGS__)
+
+// A template kernel launched with deduced template arguments (`kern<<<g, b>>>(x)` where kern is
+// a template): there is no single function to take the address of, so the trace names it as
+// the source spells it. The launch pre-pass emits this form (launch_prepass.py).
+#define ROCM_PERF_LAUNCH_DEDUCED(K, GRID, BLOCK, SHMEM, STREAM, ...)                                             \
+    ::rocm_perf_host::launch_kernel(::rocm_perf_host::KernelIdentity{nullptr, nullptr}, ROCM_PERF_STRINGIFY(K), \
+                                    dim3(GRID), dim3(BLOCK), static_cast<std::size_t>(SHMEM), (STREAM),         \
+                                    [](auto&&... rocm_perf_args) { K(rocm_perf_args...); }, ##__VA_ARGS__)
 
 #include "rocm_perf_host/api.h"
