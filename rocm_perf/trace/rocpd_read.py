@@ -122,7 +122,7 @@ class _Reader:
         self.symbols: list[KernelSymbol] = []
         self._symbol_index: dict[tuple, int] = {}
         self.agents: dict[int, Agent] = {}
-        self.dispatch_parts: list[np.ndarray] = []
+        self.dispatch_parts: list[list[np.ndarray]] = []  # per uuid set: its 13 columns
         self.kernel_parts: list[np.ndarray] = []
         self.api_parts: list[dict[str, Any]] = []
         self.digests: list[tuple[int, int, str]] = []  # (start, order, digest)
@@ -231,7 +231,7 @@ class _Reader:
                          K.workgroup_size_x, K.workgroup_size_y, K.workgroup_size_z
                   FROM "{table}" K {join} ORDER BY K.id"""
         cols = int_columns(self.con, sql, 13)
-        file_ids = cols[:, 5]
+        file_ids = cols[5]
         unknown = np.setdiff1d(np.unique(file_ids), np.fromiter(symbol_map, dtype=np.int64, count=len(symbol_map)))
         for missing_id in unknown.tolist():
             # A dispatch whose symbol row is absent: keep it, under a name that says so.
@@ -328,23 +328,33 @@ class _Reader:
     # ---- the Trace -------------------------------------------------------------------------
 
     def finish(self) -> Trace:
-        cols = np.concatenate(self.dispatch_parts) if self.dispatch_parts else np.zeros((0, 13), np.int64)
+        width = 13
+        if len(self.dispatch_parts) == 1:
+            cols = self.dispatch_parts[0]
+        else:
+            cols = [np.concatenate([p[c] for p in self.dispatch_parts]) if self.dispatch_parts
+                    else np.zeros(0, np.int64) for c in range(width)]
         kernel = np.concatenate(self.kernel_parts) if self.kernel_parts else np.zeros(0, np.int32)
-        order = np.argsort(cols[:, 0], kind="stable")
-        cols, kernel = cols[order], kernel[order]
+        self.dispatch_parts = []
+        # rocprofv3 writes dispatches roughly in completion order: reorder by start only when needed
+        if len(cols[0]) > 1 and not bool(np.all(cols[0][1:] >= cols[0][:-1])):
+            order = np.argsort(cols[0], kind="stable")
+            for c in range(width):  # one column at a time, so only one extra column is alive
+                cols[c] = cols[c][order]
+            kernel = kernel[order]
         api = self._api_calls()
         self.metadata["api_trace"] = api is not None
         self.digests.sort()
         return Trace(
-            start=np.ascontiguousarray(cols[:, 0]),
-            end=np.ascontiguousarray(cols[:, 1]),
-            agent=np.ascontiguousarray(cols[:, 2]),
-            queue=np.ascontiguousarray(cols[:, 3]),
-            stream=np.ascontiguousarray(cols[:, 4]),
+            start=cols[0],
+            end=cols[1],
+            agent=cols[2],
+            queue=cols[3],
+            stream=cols[4],
             kernel=kernel,
-            corr=np.ascontiguousarray(cols[:, 6]),
-            grid=np.ascontiguousarray(cols[:, 7:10]),
-            workgroup=np.ascontiguousarray(cols[:, 10:13]),
+            corr=cols[6],
+            grid=np.column_stack(cols[7:10]),
+            workgroup=np.column_stack(cols[10:13]),
             symbols=self.symbols,
             agents=sorted(self.agents.values(), key=lambda a: a.id),
             api=api,

@@ -138,7 +138,9 @@ def _read_api(
 ) -> tuple[ApiCalls | None, int | None]:
     if "rocpd_api" not in tables:
         return None, None
-    rows = int_columns(con, 'SELECT id, pid, tid, start, "end", apiName_id, args_id FROM rocpd_api ORDER BY start, id', 7)
+    rows = np.column_stack(
+        int_columns(con, 'SELECT id, pid, tid, start, "end", apiName_id, args_id FROM rocpd_api ORDER BY start, id', 7)
+    )
     pid = int(rows[0, 1]) if len(rows) else None
     # Only HIP calls order GPU work; markers and the tracer's own bookkeeping rows are not API calls.
     keep = np.array([(strings.get(i) or "").startswith("hip") for i in rows[:, 5].tolist()], dtype=bool)
