@@ -251,18 +251,21 @@ class _Reader:
         api_categories = np.array(
             [i for i, text in names.items() if (text or "").startswith(_API_CATEGORY_PREFIX)], dtype=np.int64
         )
-        rows = self.con.execute(
+        # in id order (free: the primary key); _api_calls sorts by start, keeping id order for ties
+        region_cols = int_columns(
+            self.con,
             f"""SELECT R.id, R.start, R."end", COALESCE(R.tid, -1), R.name_id, COALESCE(R.event_id, -1),
                        COALESCE(E.stack_id, -1), COALESCE(E.category_id, -1)
-                FROM "{region}" R LEFT JOIN "{event}" E ON E.id = R.event_id ORDER BY R.start, R.id"""
-        ).fetchall()
+                FROM "{region}" R LEFT JOIN "{event}" E ON E.id = R.event_id ORDER BY R.id""",
+            8,
+        )
         if arg:
             digest_sql = f"""SELECT R.start, R.id, A.value FROM "{arg}" A JOIN "{region}" R ON R.event_id = A.event_id
                              WHERE A.name = ?"""
             self.digests += self.con.execute(digest_sql, (DIGEST_ARG,)).fetchall()
-        if not rows:
+        if not len(region_cols[0]):
             return
-        cols = np.array(rows, dtype=np.int64).reshape(len(rows), 8)
+        cols = np.column_stack(region_cols)
         # Regions of unknown category (-1) count as API calls; markers and our digest regions do not.
         is_api = np.isin(cols[:, 7], api_categories) | (cols[:, 7] == -1)
         api = cols[is_api]
