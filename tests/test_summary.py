@@ -160,3 +160,17 @@ def test_bad_input_is_one_line_exit_2(case, tmp_path, capsys):
     assert err.startswith(f"rocm-perf: error: {path}")
     assert problem in err
     assert "Traceback" not in err
+
+
+def test_extra_sections_reach_terminal_json_markdown_and_files(monkeypatch, capsys, tmp_path):
+    import rocm_perf.report.summary as summary
+
+    section = summary.SummarySection(key="probe", title="Probe section", data={"answer": 42},
+                                      markdown="probe markdown", text="probe text", files={"probe.json": {"x": 1}})
+    monkeypatch.setattr(summary, "extra_sections", lambda trace: [section])
+    db = str(DATA / "rocpd_v3_docs_kernel_trace.db")
+    assert main(["summary", db, "--out", str(tmp_path)]) == 0
+    assert "Probe section" in capsys.readouterr().out
+    assert "probe markdown" in (tmp_path / "profile_summary.md").read_text()
+    assert json.loads((tmp_path / "probe.json").read_text()) == {"x": 1}
+    assert _json(capsys, db)["probe"] == {"answer": 42}
