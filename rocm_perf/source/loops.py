@@ -39,6 +39,7 @@ _UNSIGNED = {TypeKind.CHAR_U, TypeKind.UCHAR, TypeKind.USHORT, TypeKind.UINT, Ty
              TypeKind.ULONGLONG, TypeKind.UINT128}  # fmt: skip
 _COMPARISONS = {"<", "<=", ">", ">="}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?!\()[ \t]*(.*)$", re.MULTILINE)
 _ASSIGNMENTS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
 
 
@@ -518,32 +519,47 @@ def _shared_or_global(decl: Cursor) -> bool:
     return not is_local and not decl.type.is_const_qualified()
 
 
+def _initializer(decl: Cursor) -> Cursor | None:
+    children = [c for c in decl.get_children() if c.kind.is_expression()]
+    return children[-1] if children else None
+
+
+def _uniform_expression(cursor: Cursor, var_key: tuple | None, kernel_params: set[tuple], depth: int = 0) -> bool:
+    """Every thread of a block computes the same value: built from kernel arguments, constants,
+    template parameters, blockDim/gridDim/blockIdx and const locals initialized so."""
+    for node in walk(cursor):
+        if node.kind == CursorKind.CALL_EXPR and not is_coordinate_read(node):
+            return False
+        if node.kind != CursorKind.DECL_REF_EXPR or node.referenced is None:
+            continue
+        decl = node.referenced
+        if decl.spelling == "threadIdx":
+            return False
+        if _key(decl) == var_key or decl.spelling in BLOCK_UNIFORM_BUILTINS:
+            continue
+        if decl.kind in (CursorKind.ENUM_CONSTANT_DECL, CursorKind.TEMPLATE_NON_TYPE_PARAMETER):
+            continue
+        if decl.kind == CursorKind.PARM_DECL and _key(decl) in kernel_params:
+            continue
+        if decl.kind == CursorKind.VAR_DECL and decl.type.is_const_qualified():
+            if _integer_info(decl.type)[0] is not None and evaluate_int(decl) is not None:
+                continue
+            init = _initializer(decl)
+            if depth < 8 and init is not None and not _shared_or_global(decl) and _uniform_expression(init, var_key, kernel_params, depth + 1):
+                continue
+        return False
+    return True
+
+
 def _uniform(fa: _ForAnalysis | None, info: LoopInfo, kernel_params: set[tuple]) -> bool:
     """True when every thread of a block runs the loop the same number of times: a constant
-    count, or a header built only from kernel arguments, constants, template parameters and
-    blockDim/gridDim/blockIdx."""
+    count, or a header whose every part is a block-uniform expression."""
     if info.trip_count is not None:
         return True
     if fa is None or fa.var is None or info.compare is None or info.step_op is None:
         return False
     parts = [p for p in (fa.init_cursor, fa.cond_cursor, fa.inc_cursor) if p is not None]
-    for part in parts:
-        for node in walk(part):
-            if node.kind == CursorKind.CALL_EXPR and not is_coordinate_read(node):
-                return False
-            if node.kind != CursorKind.DECL_REF_EXPR or node.referenced is None:
-                continue
-            decl = node.referenced
-            if _key(decl) == _key(fa.var) or decl.spelling in BLOCK_UNIFORM_BUILTINS:
-                continue
-            if decl.kind in (CursorKind.ENUM_CONSTANT_DECL, CursorKind.TEMPLATE_NON_TYPE_PARAMETER):
-                continue
-            if decl.kind == CursorKind.PARM_DECL and _key(decl) in kernel_params:
-                continue
-            if decl.kind == CursorKind.VAR_DECL and decl.type.is_const_qualified() and evaluate_int(decl) is not None:
-                continue
-            return False
-    return True
+    return all(_uniform_expression(p, _key(fa.var), kernel_params) for p in parts)
 
 
 # ---- the walk ----------------------------------------------------------------------------------
@@ -574,13 +590,10 @@ def pragma_factor(pragma: str, macros: dict[str, str]) -> int | None:
 
 
 def macro_definitions(parsed: ParsedSource) -> dict[str, str]:
-    main = str(parsed.path)
-    found = {}
-    for child in parsed.top_level():
-        if child.kind == CursorKind.MACRO_DEFINITION and child.location.file and child.location.file.name == main:
-            start, end = span(child)
-            found[child.spelling] = text(parsed.data, start, end)
-    return found
+    """`#define NAME text` lines of the file (continuations joined). Read from the bytes: the
+    parse's macro records are incomplete for macros inside a precompiled preamble."""
+    source = parsed.data.decode("utf-8", errors="replace").replace("\\\r\n", " ").replace("\\\n", " ")
+    return {m.group(1): m.group(2) for m in _DEFINE.finditer(source)}
 
 
 def _loop_end(data: bytes, loop: Cursor, kind: str, body: Cursor) -> int:

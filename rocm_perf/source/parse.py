@@ -165,16 +165,14 @@ def _format(d: Diagnostic) -> str:
 
 
 # One translation unit per (file, arguments), re-parsed for new contents: the headers' precompiled
-# preamble makes a re-parse about ten times faster than a fresh parse. A re-parse invalidates the
+# preamble (built on the first re-parse) makes later re-parses about ten times faster. A re-parse invalidates the
 # previous cursors, so analyses keep plain data only (see analysis.py), and PARSE_LOCK serializes.
 _INDEX: Index | None = None
 _TU_CACHE: OrderedDict[tuple, TranslationUnit] = OrderedDict()
 _TU_CACHE_SIZE = 4
-_CREATE_PREAMBLE_ON_FIRST_PARSE = 0x100  # CXTranslationUnit_CreatePreambleOnFirstParse
 _OPTIONS = (
     TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD  # macro definitions and uses
     | TranslationUnit.PARSE_PRECOMPILED_PREAMBLE
-    | _CREATE_PREAMBLE_ON_FIRST_PARSE
 )
 PARSE_LOCK = threading.RLock()
 
