@@ -184,3 +184,14 @@ def test_file_without_views_reads_the_same(tmp_path):
     con.commit()
     con.close()
     _assert_same_trace(load_trace(MULTI), load_trace(bare))
+
+
+def test_rocprofv3_output_folder_with_one_results_db(tmp_path):
+    host = tmp_path / "out" / "mi300x-node-07"
+    host.mkdir(parents=True)
+    (host / "41877_results.db").write_bytes(MULTI.read_bytes())
+    t = load_trace(tmp_path / "out")
+    assert len(t) == 15 and t.metadata["source_path"] == str(host / "41877_results.db")
+    (host / "41878_results.db").write_bytes(MULTI.read_bytes())
+    with pytest.raises(RocmPerfError, match="several databases"):
+        load_trace(tmp_path / "out")

@@ -34,6 +34,14 @@ def _load(path: Path) -> Trace:
     if path.is_dir():
         from rocm_perf.trace.csv_read import read_csv_folder
 
+        if not any(p.suffix.lower() == ".csv" for p in path.iterdir()):
+            # rocprofv3's default output is <dir>/<hostname>/<pid>_results.db: accept its folder
+            dbs = sorted(p for pattern in ("*.db", "*/*.db") for p in path.glob(pattern) if p.is_file())
+            if len(dbs) == 1:
+                return _load(dbs[0])
+            if len(dbs) > 1:
+                listed = ", ".join(str(p.relative_to(path)) for p in dbs[:5])
+                raise RocmPerfError(f"{path}: folder holds several databases ({listed}{', ...' if len(dbs) > 5 else ''}); pass one")
         return read_csv_folder(path)
     try:
         size = path.stat().st_size
