@@ -174,3 +174,19 @@ def test_extra_sections_reach_terminal_json_markdown_and_files(monkeypatch, caps
     assert "probe markdown" in (tmp_path / "profile_summary.md").read_text()
     assert json.loads((tmp_path / "probe.json").read_text()) == {"x": 1}
     assert _json(capsys, db)["probe"] == {"answer": 42}
+
+
+def test_host_backend_profile_says_its_times_are_cpu_times(tmp_path, capsys):
+    # The agent as the host backend records it (backends/host_trace.py): a CPU agent marked backend=host.
+    from rocm_perf.trace import Agent, KernelSymbol
+
+    host = Agent(id=1, type="CPU", name="host", product="CPU via rocm-perf host runtime (2 threads)", cu_count=2,
+                 extra={"backend": "host"})
+    t = Trace.from_rows(start=[0, 100], end=[50, 180], kernel=[0, 0], symbols=[KernelSymbol("_Z1kv", "k()")],
+                        agent=[1, 1], agents=[host])
+    db = write_rocpd(t, tmp_path / "host.db", command="./k", hostname="laptop", pid=5)
+    meta = _json(capsys, db, "--expect-arch", "gfx942")["metadata"]
+    assert meta["timings"] == "CPU (host backend)" and meta["observed_arch"] is None
+    assert meta["arch_match"] == "unknown" and "host backend" in meta["hardware_relevance_reason"]
+    assert main(["summary", str(db)]) == 0
+    assert "CPU timings from the host backend" in capsys.readouterr().out

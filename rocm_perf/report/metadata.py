@@ -98,6 +98,9 @@ def build_metadata(trace: Trace, *, expect_arch: str | None = None, user: dict[s
     match, reason = arch_match(archs[0] if len(archs) == 1 else None, expect_arch)
     if len(archs) > 1:
         match, reason = "unknown", f"the profile spans several architectures ({observed})"
+    host = md.get("backend") == "host" or any(a.extra.get("backend") == "host" for a in trace.agents)
+    if host:
+        match, reason = "unknown", "host backend: the kernels ran on this machine's CPU; times rank kernels, they are not GPU times"
     clocks = {str(g.extra.get("type_index", g.id)): g.extra["max_engine_clk_fcompute"]
               for g in gpus if g.extra.get("max_engine_clk_fcompute")}
     meta: dict[str, Any] = {
@@ -107,6 +110,7 @@ def build_metadata(trace: Trace, *, expect_arch: str | None = None, user: dict[s
         "expected_arch": expect_arch,
         "arch_match": match,
         "hardware_relevance_reason": reason,
+        "timings": "CPU (host backend)" if host else "GPU",
         "gpu_products": sorted({g.product for g in gpus if g.product}) or None,
         "rocm_version": _rocm_version(trace),
         # HIP device ordinals (rocpd type_index) where the trace has them, else the trace's agent ids

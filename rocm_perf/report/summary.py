@@ -146,7 +146,7 @@ def _us(ns: float) -> str:
 
 def _headline(summary: Summary) -> list[str]:
     m = summary.metadata
-    gpu = m["observed_arch"] or "unknown GPU"
+    gpu = m["observed_arch"] or ("none: CPU timings from the host backend" if m["timings"] != "GPU" else "unknown GPU")
     if m.get("gpu_products"):
         gpu += f" ({', '.join(m['gpu_products'])})"
     return [
