@@ -350,6 +350,10 @@ def test_kill_9_then_resume_loses_and_redoes_nothing(tmp_path):
     assert used_before > 0.5
     b_run = SweepLedger(sweep_dir).target("b").run_dir
     assert b_run.endswith("run-b")
+    # The report of a killed sweep shows where it stands.
+    assert main(["report", str(sweep_dir), "--html", str(tmp_path / "k.html"), "--md", str(tmp_path / "k.md")]) == 0
+    killed_md = (tmp_path / "k.md").read_text()
+    assert "| b | running |" in killed_md and "| a | done |" in killed_md and "| c | pending |" in killed_md
 
     script = Script()
     Sweep(sweep_dir, settings([tmp_path / "k"], budget_s=3600.0), triage=script.triage, optimize=script.optimize).run()
