@@ -9,7 +9,7 @@ from conftest import DATA
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace import Agent, ApiCalls, KernelSymbol, Trace, UNKNOWN
 from rocm_perf.trace.load import load_trace
-from rocm_perf.trace.rocpd_read import parse_pointer, read_rocpd
+from rocm_perf.trace.rocpd_read import parse_pointer
 from rocm_perf.trace.rocpd_write import write_rocpd
 
 MULTI = DATA / "rocpd_v3_multistream.db"
