@@ -26,7 +26,7 @@ from rocm_perf.backends.base import Backend
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, Baseline, Ledger, RoundRow, Trial
-from rocm_perf.optimize.measure import RoundResult, RoundRunner, outputs_differ
+from rocm_perf.optimize.measure import RoundResult, RoundRunner, metric_value, outputs_differ
 from rocm_perf.optimize.options import OptimizeOptions
 from rocm_perf.optimize.plan import RankedKernel, propose
 from rocm_perf.optimize.progress import Reporter
@@ -243,7 +243,7 @@ class OptimizeLoop:
                 r, secs = self._run_round(exe, BASELINE_TRIAL, "aa", i, role)
                 self._record_round(BASELINE_TRIAL, "aa", i, role, r)
                 self._require_baseline_ok(r, f"A/A round {i}")
-                (b if role == "B" else c).append(r.cp_ns)
+                (b if role == "B" else c).append(metric_value(r, self.opt.metric))
             self.report.round(i + 1, "", secs)
         floor = acc.noise_floor(b, c, confidence=self.opt.confidence, max_rounds=self.opt.max_rounds)
         effective = acc.effective_min_gain(self.opt.min_gain, floor)
@@ -470,8 +470,8 @@ class OptimizeLoop:
             differ = outputs_differ(reference, rc.outputs)
             if differ:
                 return acc.REJECT, R_WRONG_OUTPUT, {"rounds": i + 1, "detail": f"round {i}: {differ}"}
-            b.append(rb.cp_ns)
-            c.append(rc.cp_ns)
+            b.append(metric_value(rb, self.opt.metric))
+            c.append(metric_value(rc, self.opt.metric))
             kernel_b = [rb.kernel_ns[s] for s in symbols if s in rb.kernel_ns]
             kernel_c = [rc.kernel_ns[s] for s in symbols if s in rc.kernel_ns]
             if kernel_b and kernel_c:
@@ -487,7 +487,8 @@ class OptimizeLoop:
             self.report.round(i + 1, est, sb + sc)
             if decision.verdict != acc.CONTINUE:
                 break
-        evidence: dict[str, Any] = {"decision": decision.to_json(), "plan": plan.to_json(), "rounds": len(b)}
+        evidence: dict[str, Any] = {"decision": decision.to_json(), "plan": plan.to_json(), "rounds": len(b),
+                                    "metric": self.opt.metric}
         tail = plan.look_alpha
         evidence["critical_path"] = acc.median_ratio_interval(b, c, tail_alpha=tail).to_json()
         if len(kb) == len(b) and kb:
@@ -592,7 +593,7 @@ class OptimizeLoop:
                 if not r.ok or outputs_differ(self.ledger.get("reference_outputs"), r.outputs):
                     raise RocmPerfError(f"{self.run_dir}: the final program failed or changed its outputs in the "
                                         f"final check (round {i}); its accepted changes must not be applied")
-                (b if role == "B" else c).append(r.cp_ns)
+                (b if role == "B" else c).append(metric_value(r, self.opt.metric))
             self.report.round(i + 1, "", secs)
         iv = acc.median_ratio_interval(b, c, tail_alpha=(1 - self.opt.confidence) / 2)
         self.ledger.set("final_check", iv.to_json())

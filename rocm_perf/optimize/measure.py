@@ -44,6 +44,17 @@ class RoundResult:
         return asdict(self)
 
 
+METRIC_CRITICAL_PATH = "critical-path"
+METRIC_MEDIAN_PATH = "median-path"
+
+
+def metric_value(r: RoundResult, metric: str) -> float:
+    """The decision value of a round under `metric` (--metric)."""
+    if metric == METRIC_MEDIAN_PATH:
+        return float(r.outputs.get("median_path_ns", r.cp_ns))
+    return r.cp_ns
+
+
 # (executable, directory for this round's files, a key naming the round) -> RoundResult
 RoundRunner = Callable[[Path, Path, str], RoundResult]
 
@@ -78,12 +89,16 @@ def outputs_differ(reference: dict, outputs: dict) -> str:
     return ""
 
 
-def reduce_traces(traces: list) -> tuple[float, float, dict[str, float], dict[str, float]]:
-    """(critical-path ns, sum ns, median ns per kernel, critical-path share per kernel) over the
-    traces of one round (one per profiled process: their critical paths add up)."""
+def reduce_traces(traces: list) -> tuple[float, float, dict[str, float], dict[str, float], float]:
+    """(critical-path ns, sum ns, median ns per kernel, critical-path share per kernel,
+    median-path ns) over the traces of one round (one per profiled process: their critical paths
+    add up). The median-path time is the critical path with each of its dispatches at its
+    kernel's median duration in this round: one dispatch stretched by a preemption on a loaded
+    host then moves it by a median's worth, not by the whole stall."""
     from rocm_perf.analysis.critical_path import analyze_critical_path
 
     cp = 0.0
+    median_path = 0.0
     total = 0.0
     durations: dict[str, list[np.ndarray]] = {}
     cp_by_symbol: dict[str, float] = {}
@@ -92,6 +107,8 @@ def reduce_traces(traces: list) -> tuple[float, float, dict[str, float], dict[st
             continue
         result = analyze_critical_path(trace)
         cp += float(result.critical_path_ns)
+        kernel_median = {int(k): float(np.median(trace.duration[trace.kernel == k])) for k in np.unique(trace.kernel)}
+        median_path += sum(kernel_median[int(trace.kernel[row])] for row in np.asarray(result.path, dtype=np.int64))
         total += float(trace.runtime_ns)
         for w in result.symbols:
             cp_by_symbol[w.name] = cp_by_symbol.get(w.name, 0.0) + float(w.cp_ns)
@@ -102,7 +119,7 @@ def reduce_traces(traces: list) -> tuple[float, float, dict[str, float], dict[st
                 durations.setdefault(sym.display_name, []).append(dur[rows])
     medians = {name: float(np.median(np.concatenate(parts))) for name, parts in durations.items()}
     shares = {name: (ns / cp if cp > 0 else 0.0) for name, ns in cp_by_symbol.items()}
-    return cp, total, medians, shares
+    return cp, total, medians, shares, median_path
 
 
 class ProfiledRounds:
@@ -135,7 +152,8 @@ class ProfiledRounds:
         if res.returncode != 0:
             outputs["stderr_tail"] = tail
             return RoundResult(False, FAIL_CRASH, outputs=outputs)
-        cp, total, medians, shares = reduce_traces(traces)
+        cp, total, medians, shares, median_path = reduce_traces(traces)
+        outputs["median_path_ns"] = median_path
         if not self.keep_profiles(key):
             shutil.rmtree(round_dir)
         if cp <= 0:

@@ -36,6 +36,7 @@ class OptimizeOptions:
     max_rounds: int = 30
     round_step: int = 5
     aa_rounds: int = 10
+    metric: str = "critical-path"  # critical-path | median-path (see measure.py)
     arch: str = "gfx90a"
     compile_check: str = "auto"  # auto | on | off
     allow_lower_occupancy: bool = False
@@ -106,6 +107,9 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--confidence", default="95%", help="confidence of an accept across the whole run (default: 95%%)")
     p.add_argument("--rounds", type=int, default=5, help="interleaved pairs before the first decision (default: 5)")
     p.add_argument("--max-rounds", type=int, default=30, help="pairs before a candidate is called inconclusive (default: 30)")
+    p.add_argument("--metric", choices=["critical-path", "median-path"], default="critical-path",
+                   help="decision value of a round: the critical-path time, or the critical path with each dispatch at "
+                   "its kernel's median duration (steadier on a loaded host; default: critical-path)")
     p.add_argument("--aa-rounds", type=int, default=10, help="pairs of the A/A noise-floor measurement (default: 10)")
     p.add_argument("--arch", default="gfx90a", help="AMD target of the compile check (default: gfx90a)")
     p.add_argument("--compile-check", choices=["auto", "on", "off"], default="auto", help="AMD resource check of every candidate (default: auto = where hipcc is installed)")
@@ -160,6 +164,7 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         rounds=args.rounds,
         max_rounds=args.max_rounds,
         aa_rounds=args.aa_rounds,
+        metric=args.metric,
         arch=args.arch,
         compile_check=args.compile_check,
         allow_lower_occupancy=args.allow_lower_occupancy,
