@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import math
 import shutil
 import time
@@ -428,8 +429,6 @@ class OptimizeLoop:
 
     def _write_verdict(self, trial_id: int) -> None:
         """trials/<id>/verdict.json: derived from the ledger (rebuilt by `finish` as well)."""
-        import json
-
         t = self.ledger.trial(trial_id)
         d = self.run_dir / "trials" / str(trial_id)
         d.mkdir(parents=True, exist_ok=True)

@@ -130,14 +130,6 @@ class RichReporter(Reporter):
         self.live.stop()
 
 
-def make_reporter(*, quiet: bool, as_json: bool) -> Reporter:
-    if as_json:
-        return JsonLinesReporter()
-    if quiet or not sys.stderr.isatty():
-        return PlainReporter() if not quiet else Reporter()
-    return RichReporter()
-
-
 class PlainReporter(Reporter):
     """Not a terminal (a log file, CI): one line per stage and verdict."""
 
@@ -150,3 +142,11 @@ class PlainReporter(Reporter):
 
     def message(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
+
+
+def make_reporter(*, quiet: bool, as_json: bool) -> Reporter:
+    if as_json:
+        return JsonLinesReporter()
+    if quiet or not sys.stderr.isatty():
+        return PlainReporter() if not quiet else Reporter()
+    return RichReporter()
