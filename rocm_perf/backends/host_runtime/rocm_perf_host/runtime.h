@@ -399,12 +399,10 @@ struct BlockState {
     BlockMode mode = BlockMode::Plain;
     Launch* launch = nullptr;
     unsigned current = 0;  // the GPU thread running now (fiber mode)
-    unsigned first_pass_start = 0;
     std::vector<Context> contexts;  // one per GPU thread; thread 0's is the OS stack
     std::vector<unsigned char> finished;
     std::vector<Index3> index;  // threadIdx of each GPU thread, computed once per block
-    std::vector<std::unique_ptr<FiberStack>> stacks;  // stacks[0] runs the scheduler
-    Context scheduler;
+    std::vector<std::unique_ptr<FiberStack>> stacks;  // stacks[t] for thread t >= 1
     std::vector<unsigned char> shared_storage;
     unsigned char* dynamic_shared = nullptr;
 };
@@ -420,51 +418,50 @@ inline BlockState& block_state() {
 
 inline void* dynamic_shared() { return block_state_of_thread->dynamic_shared; }
 
+// The GPU thread to run after `from`: the next unfinished one in round-robin order, wrapping
+// into the next barrier phase; thread 0 (parked in run_block) once every thread has finished.
+// Every unfinished thread thus reaches barrier k before any leaves it, and a thread that
+// returned early no longer holds the others back.
+inline unsigned next_thread(BlockState& s, unsigned from) {
+    const unsigned n = s.launch->threads_per_block;
+    unsigned t = from;
+    for (unsigned k = 0; k < n; ++k) {
+        if (++t == n) t = 0;
+        if (!s.finished[t]) return t;
+    }
+    return 0;
+}
+
+// Threads switch straight to one another (one switch per thread per barrier, no scheduler).
+inline void switch_thread(BlockState& s, unsigned from, unsigned to) {
+    if (to == from) return;
+    s.current = to;
+    threadIdx = s.index[to];
+    switch_context(s.contexts[from], s.contexts[to]);
+}
+
 inline void fiber_thread_entry(void* arg) {
     auto& s = block_state();
     unsigned me = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg));
     s.launch->run_thread(s.launch);
     s.finished[me] = 1;
-    switch_context(s.contexts[me], s.scheduler);
+    switch_thread(s, me, next_thread(s, me));
     fatal("a finished GPU thread was resumed");
-}
-
-// Round-robin from barrier to barrier: each pass runs every unfinished GPU thread until it
-// reaches the next barrier or returns. The first pass skips thread 0, already at the barrier.
-inline void scheduler_entry(void*) {
-    auto& s = block_state();
-    const unsigned n = s.launch->threads_per_block;
-    unsigned first = s.first_pass_start;
-    for (;;) {
-        bool any = false;
-        for (unsigned t = first; t < n; ++t) {
-            if (s.finished[t]) continue;
-            any = true;
-            s.current = t;
-            threadIdx = s.index[t];
-            switch_context(s.scheduler, s.contexts[t]);
-        }
-        first = 0;
-        if (!any) break;
-    }
-    switch_context(s.scheduler, s.contexts[0]);  // thread 0's OS stack, after it finished
-    fatal("the block scheduler was resumed after its block finished");
 }
 
 inline void barrier() {
     auto& s = block_state();
     if (s.mode == BlockMode::Fibers) {
-        switch_context(s.contexts[s.current], s.scheduler);
+        switch_thread(s, s.current, next_thread(s, s.current));
         return;
     }
     if (s.mode == BlockMode::Plain)
         fatal("__syncthreads() reached by some threads of a block but not by its thread 0 "
               "(a barrier must be reached by all threads of a block or none)");
-    // Probe: thread 0 reached a barrier; every thread of this block becomes a fiber.
+    // Probe: thread 0 reached a barrier; every other thread of this block becomes a fiber.
     const unsigned n = s.launch->threads_per_block;
     s.mode = BlockMode::Fibers;
     s.current = 0;
-    s.first_pass_start = 1;
     if (s.contexts.size() < n) s.contexts.resize(n);
     s.finished.assign(n, 0);
     if (s.index.size() != n || s.index.back().x + 1 != blockDim.x || s.index.back().y + 1 != blockDim.y) {
@@ -476,10 +473,9 @@ inline void barrier() {
         }
     }
     while (s.stacks.size() < n) s.stacks.push_back(std::make_unique<FiberStack>());
-    s.stacks[0]->start(s.scheduler, &scheduler_entry, nullptr);
     for (unsigned t = 1; t < n; ++t)
         s.stacks[t]->start(s.contexts[t], &fiber_thread_entry, reinterpret_cast<void*>(std::uintptr_t(t)));
-    switch_context(s.contexts[0], s.scheduler);
+    switch_thread(s, 0, next_thread(s, 0));
 }
 
 inline void run_block(Launch& l, std::uint64_t linear_block) {
@@ -495,7 +491,7 @@ inline void run_block(Launch& l, std::uint64_t linear_block) {
     l.run_thread(&l);
     if (s.mode == BlockMode::Fibers) {
         s.finished[0] = 1;
-        switch_context(s.contexts[0], s.scheduler);  // returns when every thread has finished
+        switch_thread(s, 0, next_thread(s, 0));  // returns when every thread has finished
     } else {
         s.mode = BlockMode::Plain;
         l.run_threads_from(&l, 1);
