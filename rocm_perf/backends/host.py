@@ -62,7 +62,13 @@ class HostBackend(Backend):
     gpu_timings = False
 
     def __init__(self, threads: int | None = None, *, serial: bool = False, compiler: str | None = None):
-        self.threads = threads if threads is not None else STEADY_THREADS
+        """`threads`: OS threads per launch's block pool; default ROCM_PERF_HOST_THREADS, else 1 (steady)."""
+        if threads is None:
+            from_env = os.environ.get("ROCM_PERF_HOST_THREADS", "").strip()
+            if from_env and not from_env.isdigit():
+                raise RocmPerfError(f"ROCM_PERF_HOST_THREADS={from_env!r} is not a whole number")
+            threads = int(from_env) if from_env else STEADY_THREADS
+        self.threads = threads
         if self.threads < 1:
             raise RocmPerfError(f"host backend threads must be at least 1, got {self.threads}")
         self.serial = serial
