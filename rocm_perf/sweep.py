@@ -232,7 +232,12 @@ def optimize_target(options, reporter, on_loop: Callable[[Any], None]) -> Path:
     from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools
     from rocm_perf.optimize.measure import ProfiledRounds
 
-    existing = oc.find_run(options.out, options.resume) if options.resume else oc.unfinished_run_for(options.out, options.fingerprint())
+    if options.resume:
+        existing = oc.find_run(options.out, options.resume)
+    else:
+        existing = oc.unfinished_run_for(options.out, options.fingerprint())
+        if existing is not None and _run_source_sha(existing) != source_hash(Path(options.source)):
+            existing = None  # an unfinished run of an older version of the source: start afresh
     if existing is not None:
         run_dir = existing
         ledger = open_ledger(run_dir)
@@ -732,6 +737,16 @@ def _run_elapsed(run_dir: Path) -> float:
     ledger = Ledger(run_dir / LEDGER_NAME)
     try:
         return float(ledger.get("elapsed_s", 0.0) or 0.0)
+    finally:
+        ledger.close()
+
+
+def _run_source_sha(run_dir: Path) -> str | None:
+    from rocm_perf.optimize.ledger import open_ledger
+
+    ledger = open_ledger(run_dir)
+    try:
+        return ledger.get("source_sha256")
     finally:
         ledger.close()
 
