@@ -1,6 +1,6 @@
 // A three-stage pipeline over chunks on three streams, ordered by events:
 //   stream 0: expand_chunk  (polynomial of each input value)      -> record produced[chunk]
-//   stream 1: wait produced[chunk]; smooth_chunk (9-point window)   -> record smoothed[chunk]
+//   stream 1: wait produced[chunk]; smooth_chunk (13-point window)  -> record smoothed[chunk]
 //   stream 2: wait smoothed[chunk]; reduce_chunk (block partial sums)
 // Chunk c of stage 2 overlaps chunk c+1 of stage 1 and c+2 of stage 0, so the dispatch DAG has
 // cross-stream edges from the events. Every round scales the input differently, so a stage that
@@ -28,9 +28,9 @@
 
 constexpr int kChunks = 6;
 constexpr int kChunkSize = 1 << 18;
-constexpr int kRounds = 6;
+constexpr int kRounds = 4;
 constexpr int kDegree = 16;
-constexpr int kRadius = 4;  // smoothing window: 2 * kRadius + 1 points, triangular weights
+constexpr int kRadius = 6;  // smoothing window: 2 * kRadius + 1 points, triangular weights
 constexpr int kBlock = 256;
 constexpr int kReduceBlocks = 16;
 constexpr int kReduceThreads = 64;

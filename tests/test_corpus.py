@@ -36,7 +36,7 @@ EXPECTED_LAUNCHES: dict[str, dict[str, int]] = {
     "matmul_regblock": {"matmul_micro4x4": 6},
     "transpose": {"transpose_naive": 10, "transpose_shared": 10},
     "histogram": {"histogram_global": 10, "histogram_shared": 10},
-    "pipeline": {"expand_chunk": 36, "smooth_chunk": 36, "reduce_chunk": 36},
+    "pipeline": {"expand_chunk": 24, "smooth_chunk": 24, "reduce_chunk": 24},
     "runtime_trip": {"integrate_intervals": 16},
 }
 PIPELINE_STAGES = ("expand_chunk", "smooth_chunk", "reduce_chunk")  # stream 0, 1, 2 in order
