@@ -101,7 +101,7 @@ class LoopInfo:
     pragma_factor: int | None = None  # the count the pragma asks for (nounroll = 1; None = none given)
     from_macro: bool = False
     skip_reason: str | None = None  # why no rule may touch it
-    indent: str = ""  # whitespace before region_start on its line
+    indent: str = ""  # the indentation of the loop's first line
     at_line_start: bool = True  # nothing but whitespace before region_start on its line
     parent_id: str | None = None
 
@@ -487,6 +487,8 @@ def _canonical_note(fa: _ForAnalysis, body: Cursor) -> str:
         return "condition is not <, <=, > or >= against the induction variable"
     if _integer_info(fa.bound_cursor.type)[0] is None:
         return "bound is not an integer"
+    if not re.fullmatch(r"[A-Za-z_][\w: ]*", info.compare_type or ""):
+        return f"the comparison type {info.compare_type!r} cannot be spelled in a cast"
     if info.step_op not in ("+=", "-="):
         return "step is not ++, --, += or -="
     if (info.compare in ("<", "<=")) != (info.step_op == "+="):
@@ -667,7 +669,8 @@ def function_loops(
             info.pragma, info.pragma_start = pragma
             info.region_start = pragma[1]
             info.pragma_factor = pragma_factor(pragma[0], macros)
-        info.indent, info.at_line_start = indentation(data, info.region_start)
+        info.indent = indentation(data, start)[0]
+        info.at_line_start = indentation(data, info.region_start)[1]
         fa = None
         if kind == "for":
             fa = _ForAnalysis(parsed, node, info)
