@@ -133,8 +133,11 @@ def _union_ns(start: np.ndarray, end: np.ndarray) -> int:
     """Length of the union of [start, end) intervals."""
     if len(start) == 0:
         return 0
-    order = np.argsort(start, kind="stable")
-    s, e = start[order], end[order]
+    if bool(np.all(start[1:] >= start[:-1])):  # a Trace is sorted by start already: skip the copies
+        s, e = start, end
+    else:
+        order = np.argsort(start, kind="stable")
+        s, e = start[order], end[order]
     reach = np.maximum.accumulate(e)
     # a new busy stretch begins where a start lies beyond everything that ran before it
     new = np.empty(len(s), dtype=bool)
@@ -149,9 +152,13 @@ def agent_rows(trace: Trace) -> list[AgentRow]:
     """Busy time and wall span per agent that ran dispatches."""
     by_id = {a.id: a for a in trace.agents}
     rows = []
-    for agent_id in np.unique(trace.agent).tolist():
-        mask = trace.agent == agent_id
-        start, end = trace.start[mask], trace.end[mask]
+    agent_ids = np.unique(trace.agent).tolist()
+    for agent_id in agent_ids:
+        if len(agent_ids) == 1:
+            mask, start, end = None, trace.start, trace.end
+        else:
+            mask = trace.agent == agent_id
+            start, end = trace.start[mask], trace.end[mask]
         wall = int(end.max() - start.min())
         busy = _union_ns(start, end)
         agent = by_id.get(agent_id)
@@ -160,7 +167,7 @@ def agent_rows(trace: Trace) -> list[AgentRow]:
                 agent_id=int(agent_id),
                 name=agent.name if agent else "",
                 product=agent.product if agent else "",
-                dispatches=int(mask.sum()),
+                dispatches=len(start),
                 kernel_ns=int((end - start).sum()),
                 busy_ns=busy,
                 wall_ns=wall,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
 from rocm_perf.trace.model import Trace
 
 USER_KEYS = (
@@ -71,7 +73,7 @@ def arch_match(observed: str | None, expected: str | None) -> tuple[str, str]:
 
 
 def _observed_gpus(trace: Trace) -> list:
-    used = set(trace.agent.tolist())
+    used = set(np.unique(trace.agent).tolist())
     gpus = [a for a in trace.gpu_agents() if a.id in used]
     return gpus or trace.gpu_agents()
 
