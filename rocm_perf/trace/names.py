@@ -19,14 +19,16 @@ def demangle_symbols(trace: Trace) -> None:
     tool = shutil.which("c++filt")
     if not targets or tool is None:
         return
-    names = [trace.symbols[i].display_name.removesuffix(".kd") for i in targets]
-    done = run([tool, *names], timeout=30)
-    lines = done.stdout.splitlines()
-    if done.returncode != 0 or len(lines) != len(names):
-        return  # keep the mangled names rather than guess a pairing
-    for i, demangled in zip(targets, lines):
-        if demangled and not demangled.startswith("_Z"):
-            trace.symbols[i].display_name = demangled
+    for begin in range(0, len(targets), 256):  # bounded argument lists, whatever the symbol count
+        chunk = targets[begin : begin + 256]
+        names = [trace.symbols[i].display_name.removesuffix(".kd") for i in chunk]
+        done = run([tool, *names], timeout=30)
+        lines = done.stdout.splitlines()
+        if done.returncode != 0 or len(lines) != len(names):
+            continue  # keep the mangled names rather than guess a pairing
+        for i, demangled in zip(chunk, lines):
+            if demangled and not demangled.startswith("_Z"):
+                trace.symbols[i].display_name = demangled
 
 
 def _strip_parameters(name: str) -> str:
