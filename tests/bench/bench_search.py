@@ -31,7 +31,7 @@ from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize.artifacts import build_summary  # noqa: E402
 from rocm_perf.optimize.command import create_run  # noqa: E402
 from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools, pair_order  # noqa: E402
-from rocm_perf.optimize.measure import ProfiledRounds  # noqa: E402
+from rocm_perf.optimize.measure import ProfiledRounds, metric_value  # noqa: E402
 from rocm_perf.optimize.options import OptimizeOptions, parse_duration  # noqa: E402
 from rocm_perf.optimize.plan import RankedKernel, propose  # noqa: E402
 
@@ -43,7 +43,7 @@ def services(backend, opt) -> Services:
 
 
 def run_loop(backend, source: Path, out: Path, args) -> dict:
-    opt = OptimizeOptions(source=source, out=out, backend="host", compile_check="off", quiet=True,
+    opt = OptimizeOptions(source=source, out=out, backend="host", compile_check="off", quiet=True, metric=args.metric,
                           time_budget_s=parse_duration(args.time_budget), max_trials=args.max_trials)
     run_dir, ledger = create_run(opt, backend.name, backend.describe(), ["bench_search"])
     t0 = time.time()
@@ -56,7 +56,8 @@ def run_loop(backend, source: Path, out: Path, args) -> dict:
 
 def run_exhaustive(backend, source: Path, out: Path, args) -> dict:
     """Every candidate against the original, --rounds pairs each."""
-    opt = OptimizeOptions(source=source, out=out, backend="host", compile_check="off", quiet=True, aa_rounds=2)
+    opt = OptimizeOptions(source=source, out=out, backend="host", compile_check="off", quiet=True, aa_rounds=2,
+                          metric=args.metric)
     run_dir, ledger = create_run(opt, backend.name, backend.describe(), ["bench_search exhaustive"])
     svc = services(backend, opt)
     loop = OptimizeLoop(run_dir, ledger, opt, svc)
@@ -94,7 +95,7 @@ def run_exhaustive(backend, source: Path, out: Path, args) -> dict:
             for role, exe in pair_order(i, str(run_dir / base.executable), str(prog.executable)):
                 r = svc.runner(Path(exe), d / f"r{i}{role}", f"{i}-{role}")
                 ok = ok and r.ok
-                vals[role] = r.cp_ns
+                vals[role] = metric_value(r, args.metric)
             if not ok:
                 break
             b.append(vals["B"])
@@ -115,13 +116,14 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=20, help="pairs per candidate in the exhaustive search")
     ap.add_argument("--time-budget", default="1h", help="the loop's budget per program (default: its own, 1h)")
     ap.add_argument("--max-trials", type=int, default=24)
+    ap.add_argument("--metric", default="critical-path", choices=["critical-path", "median-path"])
     args = ap.parse_args()
     names = [n for n in args.programs.split(",") if n]
     programs = [ROOT / "kernels" / f"{n}.cu" for n in names] or sorted((ROOT / "kernels").glob("*.cu"))
     backend = HostBackend()
     work = Path(tempfile.mkdtemp(prefix="bench_search-"))
     print(f"# loop vs exhaustive search on {backend.describe()}; exhaustive: {args.rounds} pairs per candidate; "
-          f"loop budget {args.time_budget}, max trials {args.max_trials}\n")
+          f"loop budget {args.time_budget}, max trials {args.max_trials}, metric {args.metric}\n")
     print("| program | loop: speedup (final check) | loop: accepted / trials | loop: s | exhaustive: best single speedup | best candidate | measurably faster | exhaustive: trials | exhaustive: s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for src in programs:
