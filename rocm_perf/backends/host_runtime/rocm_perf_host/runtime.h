@@ -351,6 +351,7 @@ struct Launch {
     std::uint64_t chunk = 1;
     std::atomic<std::uint64_t> next_block{0};
     std::atomic<std::uint64_t> done_blocks{0};
+    unsigned helpers_inside = 0;  // helpers working on it (pool mutex): it lives until they leave
     void (*run_thread)(Launch*) = nullptr;                // one GPU thread; threadIdx already set
     void (*run_threads_from)(Launch*, unsigned) = nullptr;  // threads first..n-1 of the block
     void (*destroy)(Launch*) = nullptr;
@@ -512,26 +513,25 @@ struct BlockPool {
         for (unsigned i = 0; i < helper_count; ++i) std::thread([this] { helper_loop(); }).detach();
     }
 
-    // Runs chunks of `l` until none is left; returns true if this call finished the last block.
-    bool work_on(Launch& l) {
+    // Runs chunks of `l` until none is left.
+    void work_on(Launch& l) {
         gridDim.x = l.grid.x, gridDim.y = l.grid.y, gridDim.z = l.grid.z;
         blockDim.x = l.block.x, blockDim.y = l.block.y, blockDim.z = l.block.z;
         auto& s = block_state();
         if (s.shared_storage.size() < l.shmem + 64) s.shared_storage.resize(l.shmem + 64);
         auto raw = reinterpret_cast<std::uintptr_t>(s.shared_storage.data());
         s.dynamic_shared = reinterpret_cast<unsigned char*>((raw + 63) & ~std::uintptr_t(63));
-        bool last = false;
         for (;;) {
             std::uint64_t first = l.next_block.fetch_add(l.chunk, std::memory_order_relaxed);
             if (first >= l.total_blocks) break;
             std::uint64_t end = std::min(first + l.chunk, l.total_blocks);
             for (std::uint64_t b = first; b < end; ++b) run_block(l, b);
-            if (l.done_blocks.fetch_add(end - first, std::memory_order_acq_rel) + (end - first) == l.total_blocks)
-                last = true;
+            l.done_blocks.fetch_add(end - first, std::memory_order_acq_rel);
         }
-        return last;
     }
 
+    // The launching stream's worker runs blocks too; it returns when every block is done and
+    // no helper still holds the launch (the caller frees it then).
     void run(Launch& l) {
         if (helpers > 0) {
             std::lock_guard<std::mutex> lock(m);
@@ -546,29 +546,29 @@ struct BlockPool {
                 active.erase(it);
                 break;
             }
-        finished.wait(lock, [&] { return l.done_blocks.load(std::memory_order_acquire) == l.total_blocks; });
+        finished.wait(lock, [&] {
+            return l.helpers_inside == 0 && l.done_blocks.load(std::memory_order_acquire) == l.total_blocks;
+        });
     }
 
     void helper_loop() {
+        std::unique_lock<std::mutex> lock(m);
         for (;;) {
             Launch* l = nullptr;
-            {
-                std::unique_lock<std::mutex> lock(m);
-                work.wait(lock, [&] {
-                    for (Launch* a : active)
-                        if (a->next_block.load(std::memory_order_relaxed) < a->total_blocks) return true;
-                    return false;
-                });
+            work.wait(lock, [&] {
                 for (Launch* a : active)
                     if (a->next_block.load(std::memory_order_relaxed) < a->total_blocks) {
                         l = a;
-                        break;
+                        return true;
                     }
-            }
-            if (work_on(*l)) {
-                std::lock_guard<std::mutex> lock(m);
-                finished.notify_all();
-            }
+                return false;
+            });
+            ++l->helpers_inside;
+            lock.unlock();
+            work_on(*l);
+            lock.lock();
+            --l->helpers_inside;
+            finished.notify_all();
         }
     }
 };
