@@ -107,6 +107,14 @@ def test_streams_events_trace(built, tmp_path):
     assert api.event[wait] in {int(api.event[i]) for i in records}
 
 
+def test_streams_with_a_shared_block_pool(built, tmp_path):
+    """Three streams launching at once into one pool of three block threads."""
+    for run in range(2):
+        result, trace = profile(built("streams_events"), tmp_path / str(run), threads=3)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert len(trace) == 3
+
+
 def test_missing_stream_wait_is_caught_in_async_mode_and_hidden_in_serial_mode(built, tmp_path):
     executable = built("streams_events", ("-DMISSING_WAIT",))
     result, trace = profile(executable, tmp_path / "async")
