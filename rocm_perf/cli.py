@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend_option(p)
     p.add_argument("--rounds", type=int, default=1, help="profiled runs (default: 1)")
     p.add_argument("--out", default="runs", help="output root (default: runs/)")
-    p.add_argument("--cflags", default="", help="extra compiler flags, e.g. '-I include -DN=1024'")
+    p.add_argument("--cflags", default="", help="extra compiler flags, e.g. --cflags='-I include -DN=1024' (write = when they start with -)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per build or run (default: 600)")
     p.set_defaults(func=cmd_profile)
 
