@@ -326,6 +326,7 @@ class Sweep:
         self.session = 0
         self._status_lock = threading.Lock()
         self._hashes: dict[Path, tuple[tuple[int, int], str]] = {}
+        self._queue_order: dict[str, int] = {}
 
     # ---- life cycle --------------------------------------------------------------------------
 
@@ -642,7 +643,9 @@ class Sweep:
         ledger = ledger or self.ledger
         rows = ledger.targets()
         used = ledger.used_s()
-        order = {r.name: i for i, r in enumerate(self.queue())} if ledger is self.ledger else {}
+        if ledger is self.ledger:  # the main thread knows the order; the heartbeat reuses its last one
+            self._queue_order = {r.name: i for i, r in enumerate(self.queue())}
+        order = self._queue_order
         queue = sorted((r for r in rows if r.status in (PENDING, RUNNING) and r.name != self.current.target),
                        key=lambda r: (order.get(r.name, len(order)), r.id))
         counts: dict[str, int] = {}
