@@ -22,6 +22,7 @@ import numpy as np
 
 from rocm_perf.backends.base import Backend
 from rocm_perf.backends.process import last_lines
+from rocm_perf.errors import RocmPerfError
 
 FAIL_CRASH = "crash"
 FAIL_TIMEOUT = "timeout"
@@ -146,7 +147,11 @@ class ProfiledRounds:
         tail = last_lines(res.stderr or res.stdout, 5)
         if res.timed_out:
             return RoundResult(False, FAIL_TIMEOUT, outputs={"returncode": res.returncode, "stderr_tail": tail})
-        traces = [load_trace(db) for db in res.databases]
+        try:
+            traces = [load_trace(db) for db in res.databases]
+        except RocmPerfError as e:  # a crashed candidate can leave a torn database behind
+            return RoundResult(False, FAIL_CRASH if res.returncode else FAIL_NO_TRACE,
+                               outputs={"returncode": res.returncode, "stderr_tail": f"{tail}\n{e}".strip()})
         digests = [d for t in traces for d in t.digests]
         outputs = output_fingerprint(res.returncode, digests, res.stdout, self.timing_lines)
         if res.returncode != 0:
