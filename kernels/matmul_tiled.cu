@@ -26,7 +26,7 @@
 constexpr int kM = 256;
 constexpr int kN = 240;
 constexpr int kK = 250;
-constexpr int kLaunches = 5;
+constexpr int kLaunches = 8;
 
 __global__ void matmul_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
                              int m, int n, int k) {

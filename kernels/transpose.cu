@@ -22,7 +22,7 @@ constexpr int TILE = 32;
 constexpr int ROWS = 8;  // threads per block in y; each thread moves TILE / ROWS elements
 constexpr int kRows = 1000;  // not tile multiples: partial edge tiles
 constexpr int kCols = 1500;
-constexpr int kLaunches = 10;
+constexpr int kLaunches = 14;
 
 __global__ void transpose_naive(const float* __restrict__ input, float* __restrict__ output, int rows, int cols) {
     const int x = blockIdx.x * TILE + threadIdx.x;

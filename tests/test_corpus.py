@@ -28,13 +28,13 @@ from rocm_perf.trace.model import Trace
 # What each program launches: kernel base name -> launches per run. Mirrors kernels/README.md.
 EXPECTED_LAUNCHES: dict[str, dict[str, int]] = {
     "row_reduce": {"row_sum": 32},
-    "softmax": {"softmax_rows": 14},
-    "layernorm": {"layernorm_rows": 16},
+    "softmax": {"softmax_rows": 24},
+    "layernorm": {"layernorm_rows": 28},
     "stencil1d": {"stencil_1d": 10},
     "stencil2d": {"stencil_2d": 20},
-    "matmul_tiled": {"matmul_tiled": 5},
+    "matmul_tiled": {"matmul_tiled": 8},
     "matmul_regblock": {"matmul_micro4x4": 6},
-    "transpose": {"transpose_naive": 10, "transpose_shared": 10},
+    "transpose": {"transpose_naive": 14, "transpose_shared": 14},
     "histogram": {"histogram_global": 10, "histogram_shared": 10},
     "pipeline": {"expand_chunk": 24, "smooth_chunk": 24, "reduce_chunk": 24},
     "runtime_trip": {"integrate_intervals": 16},
