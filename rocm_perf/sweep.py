@@ -581,9 +581,11 @@ class Sweep:
         self._record_result(row.name, Path(run_dir))
 
     def _record_result(self, name: str, run_dir: Path) -> None:
+        from rocm_perf.report.html import render_html, write_text_atomic
         from rocm_perf.report.run_view import load_run
 
         view = load_run(run_dir)
+        write_text_atomic(run_dir / "report.html", render_html(view))  # the run's own page, beside its report.md
         self.ledger.update_target(name, status=DONE, run_dir=str(run_dir), final_ns=view.final_ns,
                                   accepted=len(view.accepted), rejected=len(view.rejected), reason="",
                                   **({"baseline_ns": view.baseline_ns} if view.baseline_ns else {}))

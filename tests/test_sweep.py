@@ -458,7 +458,7 @@ def test_real_sweep_on_the_host_backend(tmp_path):
     win = rows["unroll_wins"]
     assert win.status == DONE and win.baseline_ns and win.baseline_ns > 0
     assert Path(win.run_dir).parent == sweep_dir / "runs" / "unroll_wins"
-    assert (Path(win.run_dir) / "summary.json").exists()
+    assert (Path(win.run_dir) / "summary.json").exists() and (Path(win.run_dir) / "report.html").exists()
     md = (sweep_dir / "report.md").read_text()
     assert "unroll\\_wins" in md and "does not build" in md
     assert main(["report", str(sweep_dir)]) == 0
