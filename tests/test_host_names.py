@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from conftest import DATA
+from host_programs import built  # noqa: F401  (the shared build fixture)
 from rocm_perf.backends.host import HostBackend
 from rocm_perf.backends.host_trace import read_host_log
 
@@ -30,10 +31,8 @@ def hipcc_kernel_names(hipcc: str, source, tmp_path) -> set[str]:
 @pytest.mark.hipcc
 @pytest.mark.slow
 @pytest.mark.parametrize("program", ["barriers", "streams_events"])
-def test_recorded_names_match_hipcc(hipcc, tmp_path, program):
-    backend = HostBackend()
-    built = backend.build(HOST / f"{program}.cu", tmp_path / "build")
-    result = backend.profile([str(built.executable)], tmp_path / "prof")
+def test_recorded_names_match_hipcc(hipcc, built, tmp_path, program):
+    result = HostBackend().profile([str(built(program))], tmp_path / "prof")
     assert result.returncode == 0, result.stdout
     raw = next((tmp_path / "prof").glob("host_trace_*.jsonl"))
     trace = read_host_log(raw)

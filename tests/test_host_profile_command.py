@@ -8,6 +8,7 @@ import json
 import pytest
 
 from conftest import DATA
+from host_programs import built  # noqa: F401  (the shared build fixture)
 from rocm_perf.backends.profile_command import run_profile
 from rocm_perf.cli import main
 from rocm_perf.errors import RocmPerfError
@@ -47,20 +48,17 @@ def test_profile_a_source_two_rounds(tmp_path, capsys):
     assert "CPU timings" in printed
 
 
-def test_a_failing_program_is_reported_with_its_last_lines(tmp_path, capsys):
-    rc = main(["profile", str(HOST / "streams_events.cu"), "--backend", "host", "--out", str(tmp_path),
-               "--cflags=-DMISSING_WAIT"])
+def test_a_failing_program_is_reported_with_its_last_lines(built, tmp_path, capsys):
+    program = built("streams_events", ("-DMISSING_WAIT",))
+    rc = main(["profile", str(program), "--backend", "host", "--out", str(tmp_path)])
     assert rc == 1
     printed = capsys.readouterr().out
     assert "the program failed (exit 1)" in printed
     assert "missing hipStreamWaitEvent" in printed
 
 
-def test_profile_a_built_program_with_arguments(tmp_path, capsys):
-    from rocm_perf.backends.host import HostBackend
-
-    program = HostBackend().build(HOST / "misuse.cu", tmp_path / "build")
-    rc = main(["profile", str(program.executable), "--backend", "host", "--out", str(tmp_path / "runs"), "--",
+def test_profile_a_built_program_with_arguments(built, tmp_path, capsys):
+    rc = main(["profile", str(built("misuse")), "--backend", "host", "--out", str(tmp_path / "runs"), "--",
                "big-block"])
     assert rc == 0
     run_dir = only_run_dir(tmp_path / "runs")

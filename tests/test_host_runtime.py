@@ -9,28 +9,13 @@ import numpy as np
 import pytest
 
 from conftest import DATA
+from host_programs import built  # noqa: F401  (the shared build fixture)
 from rocm_perf.backends.host import HostBackend
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.load import load_trace
 
 HOST = DATA / "host"
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """build(name, flags) -> executable, each (name, flags) compiled once per module."""
-    cache: dict[tuple[str, tuple[str, ...]], Path] = {}
-    root = tmp_path_factory.mktemp("host_builds")
-
-    def build(name: str, flags: tuple[str, ...] = ()) -> Path:
-        key = (name, flags)
-        if key not in cache:
-            out = root / f"{name}_{len(cache)}"
-            cache[key] = HostBackend().build(HOST / f"{name}.cu", out, list(flags)).executable
-        return cache[key]
-
-    return build
 
 
 def profile(executable: Path, out: Path, **backend_options):
