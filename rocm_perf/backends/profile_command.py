@@ -27,12 +27,15 @@ def run_directory(out: Path, target: Path) -> Path:
     """A new runs/<YYYYmmdd-HHMMSS>-<target>/ directory (suffixed if that second is taken)."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = Path(out) / f"{stamp}-{target.stem}"
+    base.parent.mkdir(parents=True, exist_ok=True)
     candidate, n = base, 1
-    while candidate.exists():
-        n += 1
-        candidate = base.with_name(f"{base.name}-{n}")
-    candidate.mkdir(parents=True)
-    return candidate
+    while True:
+        try:
+            candidate.mkdir()  # atomic: two profiles started in the same second get two directories
+            return candidate
+        except FileExistsError:
+            n += 1
+            candidate = base.with_name(f"{base.name}-{n}")
 
 
 def _program(target: Path, backend: Backend, baseline: Path, cflags: str, timeout: float) -> tuple[Path, bool]:
