@@ -26,9 +26,10 @@ sys.path.insert(0, str(ROOT))
 from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize.loop import pair_order  # noqa: E402
-from rocm_perf.optimize.measure import ProfiledRounds  # noqa: E402
+from rocm_perf.optimize.measure import ProfiledRounds, metric_value  # noqa: E402
 
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
+METRIC = "critical-path"  # set from --metric
 
 
 def sequential(runner, base_exe: Path, cand_exe: Path, plan: acc.SequentialPlan, work: Path, tag: str):
@@ -41,7 +42,7 @@ def sequential(runner, base_exe: Path, cand_exe: Path, plan: acc.SequentialPlan,
             r = runner(Path(exe), work / f"{tag}-{i}-{role}", f"{tag}-{i}-{role}")
             if not r.ok:
                 raise SystemExit(f"{exe}: round failed ({r.failure})")
-            values[role] = r.cp_ns
+            values[role] = metric_value(r, METRIC)
         b.append(values["B"])
         c.append(values["C"])
         d = acc.sequential_decision(b, c, plan)
@@ -60,7 +61,10 @@ def main() -> int:
     ap.add_argument("--aa", type=int, default=50, help="A/A decisions (default 50)")
     ap.add_argument("--trials", type=int, default=10, help="decisions per known gain (default 10)")
     ap.add_argument("--gains", default="3,5,10", help="known gains in percent (default 3,5,10)")
+    ap.add_argument("--metric", default="critical-path", choices=["critical-path", "median-path"])
     args = ap.parse_args()
+    global METRIC
+    METRIC = args.metric
 
     backend = HostBackend()
     work = Path(tempfile.mkdtemp(prefix="bench_acceptance-"))
@@ -69,7 +73,8 @@ def main() -> int:
     screen = acc.SequentialPlan(min_gain=0.02, alpha=0.05)
     confirm = screen.with_alpha(acc.confirmation_alpha(0.05, 1))
     print(f"# acceptance benchmark on {backend.describe()}; plan: min_gain 2 %, looks {screen.looks()}, "
-          f"screening alpha 0.05 (per look {screen.look_alpha:.4f}), first confirmation alpha {confirm.alpha:.4f}")
+          f"screening alpha 0.05 (per look {screen.look_alpha:.4f}), first confirmation alpha {confirm.alpha:.4f}; "
+          f"metric {METRIC}")
 
     t0 = time.time()
     a = backend.build(PROGRAM, work / "a", [])
