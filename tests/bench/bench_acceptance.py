@@ -29,10 +29,9 @@ from rocm_perf.optimize.loop import pair_order  # noqa: E402
 from rocm_perf.optimize.measure import ProfiledRounds, metric_value  # noqa: E402
 
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
-METRIC = "critical-path"  # set from --metric
 
 
-def sequential(runner, base_exe: Path, cand_exe: Path, plan: acc.SequentialPlan, work: Path, tag: str):
+def sequential(runner, base_exe: Path, cand_exe: Path, plan: acc.SequentialPlan, work: Path, tag: str, metric: str):
     """One decision with fresh interleaved rounds; returns (decision, baseline values, candidate values)."""
     b: list[float] = []
     c: list[float] = []
@@ -42,7 +41,7 @@ def sequential(runner, base_exe: Path, cand_exe: Path, plan: acc.SequentialPlan,
             r = runner(Path(exe), work / f"{tag}-{i}-{role}", f"{tag}-{i}-{role}")
             if not r.ok:
                 raise SystemExit(f"{exe}: round failed ({r.failure})")
-            values[role] = metric_value(r, METRIC)
+            values[role] = metric_value(r, metric)
         b.append(values["B"])
         c.append(values["C"])
         d = acc.sequential_decision(b, c, plan)
@@ -63,8 +62,6 @@ def main() -> int:
     ap.add_argument("--gains", default="3,5,10", help="known gains in percent (default 3,5,10)")
     ap.add_argument("--metric", default="critical-path", choices=["critical-path", "median-path"])
     args = ap.parse_args()
-    global METRIC
-    METRIC = args.metric
 
     backend = HostBackend()
     work = Path(tempfile.mkdtemp(prefix="bench_acceptance-"))
@@ -74,7 +71,7 @@ def main() -> int:
     confirm = screen.with_alpha(acc.confirmation_alpha(0.05, 1))
     print(f"# acceptance benchmark on {backend.describe()}; plan: min_gain 2 %, looks {screen.looks()}, "
           f"screening alpha 0.05 (per look {screen.look_alpha:.4f}), first confirmation alpha {confirm.alpha:.4f}; "
-          f"metric {METRIC}")
+          f"metric {args.metric}")
 
     t0 = time.time()
     a = backend.build(PROGRAM, work / "a", [])
@@ -84,13 +81,13 @@ def main() -> int:
     rounds = []
     spreads = []
     for k in range(args.aa):
-        d, b, c = sequential(runner, a.executable, a2.executable, screen, work, f"aa{k}")
+        d, b, c = sequential(runner, a.executable, a2.executable, screen, work, f"aa{k}", args.metric)
         verdicts[d.reason] = verdicts.get(d.reason, 0) + 1
         rounds.append(d.rounds)
         spreads.append(acc.paired_spread(b, c))
         accepts["screen"] += d.verdict == acc.ACCEPT
         if d.verdict == acc.ACCEPT:  # as in the loop: a screened winner is re-measured fresh
-            again, _, _ = sequential(runner, a.executable, a2.executable, confirm, work, f"aa{k}-confirm")
+            again, _, _ = sequential(runner, a.executable, a2.executable, confirm, work, f"aa{k}-confirm", args.metric)
             accepts["confirm"] += again.verdict == acc.ACCEPT
         accepts["peer"] += peer_rule(b, c)
     print(f"\n## 1. False accepts over {args.aa} A/A pairs (same source built twice)\n")
@@ -112,11 +109,11 @@ def main() -> int:
         n_rounds = []
         ratios = []
         for k in range(args.trials):
-            d, b, c = sequential(runner, slow.executable, a.executable, screen, work, f"g{permille}-{k}")
+            d, b, c = sequential(runner, slow.executable, a.executable, screen, work, f"g{permille}-{k}", args.metric)
             acc_screen += d.verdict == acc.ACCEPT
             n_rounds.append(d.rounds)
             if d.verdict == acc.ACCEPT:
-                again, b2, c2 = sequential(runner, slow.executable, a.executable, confirm, work, f"g{permille}-{k}-confirm")
+                again, b2, c2 = sequential(runner, slow.executable, a.executable, confirm, work, f"g{permille}-{k}-confirm", args.metric)
                 acc_confirm += again.verdict == acc.ACCEPT
                 n_rounds[-1] += again.rounds
             ratios.extend(np.array(c) / np.array(b))
