@@ -36,6 +36,7 @@ EXPECTED_LAUNCHES: dict[str, dict[str, int]] = {
     "histogram": {"histogram_global": 10, "histogram_shared": 10},
     "pipeline": {"expand_chunk": 24, "smooth_chunk": 24, "reduce_chunk": 24},
     "runtime_trip": {"integrate_intervals": 16},
+    "scan": {"scan_tiles": 12, "scan_tile_totals": 12, "add_tile_offsets": 12},
 }
 PIPELINE_STAGES = ("expand_chunk", "smooth_chunk", "reduce_chunk")  # stream 0, 1, 2 in order
 
