@@ -68,6 +68,53 @@ def bench_program(source: Path, work: Path, rounds: int, threads: int) -> dict:
     }
 
 
+LAUNCH_LOOP = r"""
+#include <hip/hip_runtime.h>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+__global__ void tiny(int* x) { x[threadIdx.x] += 1; }
+int main(int argc, char** argv) {
+    int n = std::atoi(argv[1]);
+    int* d;
+    hipMalloc(&d, 64 * sizeof(int));
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) tiny<<<1, 64>>>(d);
+    hipDeviceSynchronize();
+    auto t1 = std::chrono::steady_clock::now();
+    std::printf("loop_us %.3f\n", std::chrono::duration<double, std::micro>(t1 - t0).count());
+    int h[64];
+    hipMemcpy(h, d, sizeof h, hipMemcpyDeviceToHost);
+    std::printf("checksum %d\n", h[0]);
+    return h[0] == n ? 0 : 1;
+}
+"""
+
+
+def tracer_cost_per_launch(work: Path, rounds: int, launches: int = 20000) -> dict[str, float]:
+    """Microseconds per launch, traced and untraced, from a loop of tiny launches (medians):
+    inside the program's launch loop, and for the whole process (which includes writing the log)."""
+    source = work / "launch_loop.cu"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(LAUNCH_LOOP)
+    backend = HostBackend(threads=1)
+    traced = backend.build(source, work / "traced")
+    untraced = backend.build(source, work / "untraced", ["-DROCM_PERF_NO_TRACE"])
+    walls: dict[str, list[float]] = {"traced": [], "untraced": []}
+    loops: dict[str, list[float]] = {"traced": [], "untraced": []}
+    for r in range(rounds):
+        for kind, exe in (("traced", traced.executable), ("untraced", untraced.executable)):
+            env = {"ROCM_PERF_HOST_THREADS": "1"}
+            if kind == "traced":
+                env["ROCM_PERF_HOST_LOG"] = str(work / f"log_{r}.jsonl")
+            done = run([str(exe), str(launches)], timeout=600, env=env)
+            if done.returncode != 0:
+                raise RuntimeError(f"launch loop failed: {done.stdout} {done.stderr[-300:]}")
+            walls[kind].append(done.wall_s * 1e6 / launches)
+            loops[kind].append(float(done.stdout.split("loop_us")[1].split()[0]) / launches)
+    return {f"{k}_{what}": statistics.median(v[k]) for what, v in (("loop", loops), ("process", walls)) for k in v}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -83,6 +130,10 @@ def main() -> int:
     print(header)
     print("-" * len(header))
     with tempfile.TemporaryDirectory(prefix="bench_host_") as tmp:
+        c = tracer_cost_per_launch(Path(tmp) / "launch_loop", args.rounds)
+        print(f"20000 tiny launches, us per launch: in the launch loop {c['traced_loop']:.2f} traced vs "
+              f"{c['untraced_loop']:.2f} untraced; whole process (incl. writing the log at exit) "
+              f"{c['traced_process']:.2f} vs {c['untraced_process']:.2f}")
         for source in sources:
             if source.stem.startswith("unsupported") or source.stem == "misuse":
                 continue

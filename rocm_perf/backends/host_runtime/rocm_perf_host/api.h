@@ -27,11 +27,11 @@ inline hipError_t copy(const char* name, void* dst, const void* src, std::size_t
                        hipStream_t stream, bool async) {
     Runtime& r = runtime();
     ApiScope api(name);
-    api.arg("dst", hex_pointer(dst));
-    api.arg("src", hex_pointer(src));
-    api.arg("sizeBytes", std::to_string(bytes));
-    api.arg("kind", memcpy_kind_name(kind));
-    if (async) api.arg("stream", hex_pointer(stream));
+    api.pointer("dst", dst);
+    api.pointer("src", src);
+    api.number("sizeBytes", bytes);
+    api.text("kind", memcpy_kind_name(kind));
+    if (async) api.pointer("stream", stream);
     if (bytes && (!dst || !src)) return finish_call(api, hipErrorInvalidValue);
     bool to_host = kind == hipMemcpyDeviceToHost ||
                    (kind == hipMemcpyDefault && r.is_device_pointer(src) && !r.is_device_pointer(dst));
@@ -51,10 +51,10 @@ inline hipError_t copy(const char* name, void* dst, const void* src, std::size_t
 inline hipError_t fill(const char* name, void* dst, int value, std::size_t bytes, hipStream_t stream, bool async) {
     Runtime& r = runtime();
     ApiScope api(name);
-    api.arg("dst", hex_pointer(dst));
-    api.arg("value", std::to_string(value));
-    api.arg("sizeBytes", std::to_string(bytes));
-    if (async) api.arg("stream", hex_pointer(stream));
+    api.pointer("dst", dst);
+    api.signed_number("value", value);
+    api.number("sizeBytes", bytes);
+    if (async) api.pointer("stream", stream);
     if (bytes && !dst) return finish_call(api, hipErrorInvalidValue);
     auto ticket = r.enqueue(r.resolve(async ? stream : nullptr), [dst, value, bytes] {
         if (bytes) std::memset(dst, value, bytes);
@@ -292,7 +292,7 @@ inline hipError_t hipStreamCreateWithPriority(hipStream_t* stream, unsigned flag
 }
 inline hipError_t hipStreamSynchronize(hipStream_t stream) {
     rocm_perf_host::ApiScope api("hipStreamSynchronize");
-    api.arg("stream", rocm_perf_host::hex_pointer(stream));
+    api.pointer("stream", stream);
     auto& r = rocm_perf_host::runtime();
     r.synchronize_stream(r.resolve(stream));
     return rocm_perf_host::finish_call(api, hipSuccess);
@@ -329,8 +329,8 @@ inline hipError_t hipEventDestroy(hipEvent_t event) {
 inline hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream = nullptr) {
     if (!event) return hipErrorInvalidResourceHandle;
     rocm_perf_host::ApiScope api("hipEventRecord");
-    api.arg("event", rocm_perf_host::hex_pointer(event));
-    api.arg("stream", rocm_perf_host::hex_pointer(stream));
+    api.pointer("event", event);
+    api.pointer("stream", stream);
     auto& r = rocm_perf_host::runtime();
     std::uint64_t generation;
     {
@@ -343,9 +343,9 @@ inline hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream = nullptr)
 inline hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned flags = 0) {
     if (!event) return hipErrorInvalidResourceHandle;
     rocm_perf_host::ApiScope api("hipStreamWaitEvent");
-    api.arg("stream", rocm_perf_host::hex_pointer(stream));
-    api.arg("event", rocm_perf_host::hex_pointer(event));
-    api.arg("flags", std::to_string(flags));
+    api.pointer("stream", stream);
+    api.pointer("event", event);
+    api.number("flags", flags);
     auto& r = rocm_perf_host::runtime();
     std::uint64_t generation;
     {
@@ -359,7 +359,7 @@ inline hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsig
 inline hipError_t hipEventSynchronize(hipEvent_t event) {
     if (!event) return hipErrorInvalidResourceHandle;
     rocm_perf_host::ApiScope api("hipEventSynchronize");
-    api.arg("event", rocm_perf_host::hex_pointer(event));
+    api.pointer("event", event);
     auto& r = rocm_perf_host::runtime();
     std::uint64_t generation;
     {

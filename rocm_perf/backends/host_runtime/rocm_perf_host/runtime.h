@@ -140,7 +140,11 @@ inline std::int64_t now_ns() {
     return std::int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-inline long os_thread_id() { return static_cast<long>(syscall(SYS_gettid)); }
+inline thread_local long cached_os_thread_id = 0;
+inline long os_thread_id() {
+    if (!cached_os_thread_id) cached_os_thread_id = static_cast<long>(syscall(SYS_gettid));
+    return cached_os_thread_id;
+}
 
 inline int env_int(const char* name, int fallback) {
     const char* v = std::getenv(name);
@@ -202,24 +206,25 @@ struct DispatchRecord {
     long tid;
 };
 
+// An API argument kept raw and formatted only when the log is written: the tracer must cost
+// little per call (no strings, no allocation).
+struct ApiArg {
+    enum Kind : unsigned char { Pointer, Unsigned, Signed, Dims, Text, Kernel };
+    const char* name;
+    Kind kind;
+    std::uint64_t value;  // pointer, number, kernel index, or the `const char*` of Text
+    dim3 dims;
+};
+
 struct ApiRecord {
     std::int64_t corr;
     const char* name;
     std::int64_t start, end;
     long tid;
-    std::vector<std::pair<const char*, std::string>> args;
+    unsigned nargs = 0;
+    ApiArg args[6];
     std::shared_ptr<std::string> digest_slot;  // device-to-host copies: filled when the copy runs
 };
-
-inline std::string hex_pointer(const void* p) {
-    char out[32];
-    std::snprintf(out, sizeof out, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)));
-    return out;
-}
-
-inline std::string dims_text(dim3 d) {
-    return "{" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + "}";
-}
 
 struct Tracer {
 #ifdef ROCM_PERF_NO_TRACE
@@ -232,16 +237,14 @@ struct Tracer {
     std::vector<KernelRecord> kernels;
     std::map<const void*, int> kernel_by_address;
     std::map<std::string, int> kernel_by_source_name;  // template kernels launched with deduced arguments
-    std::vector<DispatchRecord> dispatches;
-    std::vector<ApiRecord> api;
+    std::deque<DispatchRecord> dispatches;  // deques: growing never copies the records
+    std::deque<ApiRecord> api;
 
     std::int64_t new_corr() { return next_corr.fetch_add(1, std::memory_order_relaxed); }
 
-    // Returns the record's index; the caller may fill the digest later through it.
-    std::size_t add_api(ApiRecord&& r) {
+    void add_api(ApiRecord&& r) {
         std::lock_guard<std::mutex> lock(m);
         api.push_back(std::move(r));
-        return api.size() - 1;
     }
 
     void add_dispatch(const DispatchRecord& r) {
@@ -257,25 +260,30 @@ inline Tracer& tracer() {
     return *t;
 }
 
-// Records one API call from construction to destruction (its start and end).
+// Records one API call: its start at construction, its end at finish().
 struct ApiScope {
     ApiRecord record;
-    std::size_t* index_out = nullptr;
-    explicit ApiScope(const char* name, std::int64_t corr = 0) {
-        record.corr = corr ? corr : (Tracer::enabled ? tracer().new_corr() : 0);
+    explicit ApiScope(const char* name) {
+        record.corr = Tracer::enabled ? tracer().new_corr() : 0;
         record.name = name;
         record.start = Tracer::enabled ? now_ns() : 0;
         record.tid = 0;
         record.end = 0;
     }
-    void arg(const char* name, std::string value) {
-        if (Tracer::enabled) record.args.emplace_back(name, std::move(value));
+    void add(const char* name, ApiArg::Kind kind, std::uint64_t value, dim3 dims = dim3()) {
+        if (Tracer::enabled && record.nargs < 6) record.args[record.nargs++] = ApiArg{name, kind, value, dims};
     }
-    std::size_t finish() {
-        if (!Tracer::enabled) return 0;
+    void pointer(const char* name, const void* p) { add(name, ApiArg::Pointer, reinterpret_cast<std::uintptr_t>(p)); }
+    void number(const char* name, std::uint64_t v) { add(name, ApiArg::Unsigned, v); }
+    void signed_number(const char* name, std::int64_t v) { add(name, ApiArg::Signed, static_cast<std::uint64_t>(v)); }
+    void dims(const char* name, dim3 d) { add(name, ApiArg::Dims, 0, d); }
+    void text(const char* name, const char* static_text) { add(name, ApiArg::Text, reinterpret_cast<std::uintptr_t>(static_text)); }
+    void kernel(const char* name, int index) { add(name, ApiArg::Kernel, static_cast<std::uint64_t>(index)); }
+    void finish() {
+        if (!Tracer::enabled) return;
         record.end = now_ns();
         record.tid = os_thread_id();
-        return tracer().add_api(std::move(record));
+        tracer().add_api(std::move(record));
     }
 };
 
@@ -793,9 +801,20 @@ inline void Tracer::write_log(const char* path_template, int threads, bool seria
                      d.tid);
     for (const auto& a : api) {
         std::string args = "{";
-        for (std::size_t i = 0; i < a.args.size(); ++i) {
+        char buf[96];
+        for (unsigned i = 0; i < a.nargs; ++i) {
+            const ApiArg& g = a.args[i];
             if (i) args += ",";
-            args += json_string(a.args[i].first) + ":" + json_string(a.args[i].second);
+            args += json_string(g.name) + ":";
+            switch (g.kind) {
+                case ApiArg::Pointer: std::snprintf(buf, sizeof buf, "\"0x%llx\"", (unsigned long long)g.value); break;
+                case ApiArg::Unsigned: std::snprintf(buf, sizeof buf, "\"%llu\"", (unsigned long long)g.value); break;
+                case ApiArg::Signed: std::snprintf(buf, sizeof buf, "\"%lld\"", (long long)g.value); break;
+                case ApiArg::Dims: std::snprintf(buf, sizeof buf, "\"{%u,%u,%u}\"", g.dims.x, g.dims.y, g.dims.z); break;
+                case ApiArg::Text: args += json_string(reinterpret_cast<const char*>(g.value)); buf[0] = 0; break;
+                case ApiArg::Kernel: args += json_string(kernels[std::size_t(g.value)].demangled); buf[0] = 0; break;
+            }
+            args += buf;
         }
         args += "}";
         std::fprintf(f, "{\"type\":\"api\",\"corr\":%lld,\"name\":\"%s\",\"start\":%lld,\"end\":%lld,\"tid\":%ld,\"args\":%s",
@@ -808,9 +827,9 @@ inline void Tracer::write_log(const char* path_template, int threads, bool seria
     std::rename(tmp.c_str(), path.c_str());
 }
 
-// The kernel's index in the trace, and its demangled name. A kernel without an address (a
+// The kernel's index in the trace. A kernel without an address (a
 // template launched with deduced arguments) is known by its source spelling.
-inline std::pair<int, std::string> kernel_index(KernelIdentity id, const char* source_name) {
+inline int kernel_index(KernelIdentity id, const char* source_name) {
     Tracer& t = tracer();
     const std::string key = source_name ? source_name : "";
     auto find = [&]() -> int {
@@ -823,7 +842,7 @@ inline std::pair<int, std::string> kernel_index(KernelIdentity id, const char* s
     };
     {
         std::lock_guard<std::mutex> lock(t.m);
-        if (int found = find(); found >= 0) return {found, t.kernels[std::size_t(found)].demangled};
+        if (int found = find(); found >= 0) return found;
     }
     KernelRecord record = name_kernel(id, source_name);
     std::lock_guard<std::mutex> lock(t.m);
@@ -836,7 +855,7 @@ inline std::pair<int, std::string> kernel_index(KernelIdentity id, const char* s
         else
             t.kernel_by_source_name.emplace(key, index);
     }
-    return {index, t.kernels[std::size_t(index)].demangled};
+    return index;
 }
 
 template <class Body, class... Args>
@@ -845,18 +864,16 @@ inline void launch_kernel(KernelIdentity id, const char* source_name, dim3 grid,
     Runtime& r = runtime();
     ihipStream_t* s = r.resolve(stream);
     ApiScope api("hipLaunchKernel");
-    int kernel = -1;
-    std::string kernel_name;
-    if (Tracer::enabled) std::tie(kernel, kernel_name) = kernel_index(id, source_name);
+    const int kernel = Tracer::enabled ? kernel_index(id, source_name) : -1;
     const std::uint64_t threads = std::uint64_t(block.x) * block.y * block.z;
     const std::uint64_t blocks = std::uint64_t(grid.x) * grid.y * grid.z;
     if (Tracer::enabled) {
-        api.arg("function_address", hex_pointer(id.address));
-        api.arg("kernel", kernel_name);
-        api.arg("numBlocks", dims_text(grid));
-        api.arg("dimBlocks", dims_text(block));
-        api.arg("sharedMemBytes", std::to_string(shmem));
-        api.arg("stream", hex_pointer(stream));
+        api.pointer("function_address", id.address);
+        api.kernel("kernel", kernel);
+        api.dims("numBlocks", grid);
+        api.dims("dimBlocks", block);
+        api.number("sharedMemBytes", shmem);
+        api.pointer("stream", stream);
     }
     if (threads == 0 || threads > 1024 || blocks == 0) {
         r.set_error(hipErrorInvalidConfiguration);
