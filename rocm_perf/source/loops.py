@@ -427,7 +427,8 @@ class _ForAnalysis:
         if info.compare is None or info.step_op is None:
             info.trip_count_note = "header is not a simple comparison and step of one variable"
         elif missing:
-            info.trip_count_note = "not constant: " + ", ".join(missing)
+            parts = {"start": self.init_cursor, "bound": self.bound_cursor, "step": self.inc_cursor}
+            info.trip_count_note = "; ".join(f"{name} {_why_not_constant(parts[name], self.var)}" for name in missing)
         elif info.var_bits is None:
             info.trip_count_note = "induction variable is not an integer"
         else:
@@ -452,6 +453,25 @@ def is_coordinate_read(call: Cursor) -> bool:
     if target is None or target.kind != CursorKind.CONVERSION_FUNCTION:
         return False
     return any(n.kind == CursorKind.DECL_REF_EXPR and n.spelling in COORDINATES for n in walk(call))
+
+
+def _why_not_constant(cursor: Cursor | None, var: Cursor | None) -> str:
+    """What a header part depends on, in words: the first thing that keeps it from a constant."""
+    if cursor is None:
+        return "is missing"
+    for node in walk(cursor):
+        if node.kind != CursorKind.DECL_REF_EXPR or node.referenced is None or _key(node.referenced) == _key(var):
+            continue
+        decl = node.referenced
+        if decl.kind == CursorKind.TEMPLATE_NON_TYPE_PARAMETER:
+            return f"depends on template parameter {decl.spelling}"
+        if decl.spelling in COORDINATES:
+            return f"depends on {decl.spelling}"
+        if decl.kind == CursorKind.PARM_DECL:
+            return f"depends on argument {decl.spelling}"
+        if decl.kind == CursorKind.VAR_DECL:
+            return f"depends on variable {decl.spelling}"
+    return "is not a constant"
 
 
 def _has_side_effects(cursor: Cursor) -> bool:
