@@ -15,6 +15,7 @@ end). Adding a rule is adding a file; the engine knows no rule by name.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -39,13 +40,18 @@ ENV = jinja2.Environment(
 )
 
 
+@functools.cache
+def _compiled(expression: str):
+    return ENV.compile_expression(expression, undefined_to_none=False)
+
+
 @dataclass
 class Condition:
     expression: str
     reason: str
 
     def holds(self, **context) -> bool:
-        return bool(ENV.compile_expression(self.expression, undefined_to_none=False)(**context))
+        return bool(_compiled(self.expression)(**context))
 
     def explain(self, **context) -> str:
         return ENV.from_string(self.reason).render(**context)
