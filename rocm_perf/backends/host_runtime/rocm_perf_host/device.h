@@ -94,7 +94,9 @@ ROCM_PERF_VECS(ulonglong, unsigned long long)
 // Element-wise arithmetic as HIP's vector types have it (float and int vectors).
 #define ROCM_PERF_VEC_OPS(V, OP)                                                                 \
     inline V operator OP(V a, V b) { V r = a; auto* p = &r.x; const auto* q = &b.x;              \
-        for (unsigned i = 0; i < sizeof(V) / sizeof(r.x); ++i) p[i] = p[i] OP q[i]; return r; }   \
+        for (unsigned i = 0; i < sizeof(V) / sizeof(r.x); ++i) { p[i] = p[i] OP q[i]; }         \
+        return r;                                                                                \
+    }                                                                                            \
     inline V& operator OP##=(V& a, V b) { a = a OP b; return a; }
 #define ROCM_PERF_VEC_ALL_OPS(V) ROCM_PERF_VEC_OPS(V, +) ROCM_PERF_VEC_OPS(V, -) ROCM_PERF_VEC_OPS(V, *) ROCM_PERF_VEC_OPS(V, /)
 ROCM_PERF_VEC_ALL_OPS(float2)
