@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 

@@ -263,6 +263,6 @@ def test_stub_headers_give_the_same_analysis(monkeypatch):
         monkeypatch.delenv("ROCM_PERF_SOURCE_MODE")
         parse.parse_setup.cache_clear()
     assert all(s["mode"] == "stub" for s in stub)
-    for r, s in zip(real, stub):
+    for r, s in zip(real, stub, strict=True):
         r.pop("mode"), s.pop("mode"), r.pop("warnings"), s.pop("warnings")
         assert r == s

@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from rocm_perf.source import analyze_bytes
 from rocm_perf.source.trip_count import simulate_trip_count, trip_count
 
-from conftest import DATA
 
 COMPARES = ["<", "<=", ">", ">=", "!="]
 STEPS = ["+=", "-=", "*=", "/=", "<<=", ">>="]

@@ -35,7 +35,7 @@ COMPILE_LOOPS = [
 def analysis_table(files: list[Path]) -> None:
     rules = load_rules()
     print(f"## Analysis and guards ({parse_setup().mode} HIP headers)\n")
-    print(f"| program | kernels | loops | candidates | analysis s | guards s/candidate |")
+    print("| program | kernels | loops | candidates | analysis s | guards s/candidate |")
     print("|---|---:|---:|---:|---:|---:|")
     for path in files:
         t0 = time.perf_counter()
