@@ -68,3 +68,22 @@ def test_missing_source_is_a_one_line_error(tmp_path, capsys):
     assert "missing.cu: no such source file" in capsys.readouterr().err
     assert main(["optimize"]) == 2
     assert "name the .cu source" in capsys.readouterr().err
+
+
+def test_review_lists_runs_latest_first_and_survives_a_damaged_one(tmp_path, capsys):
+    from rocm_perf.optimize.command import find_run, unfinished_run_for
+    from rocm_perf.optimize.ledger import open_ledger
+
+    for name, state in (("20260101-000000-a", "screen"), ("20260102-000000-b", "done")):
+        ledger = open_ledger(tmp_path / name, create=True)
+        ledger.set("fingerprint", "fp")
+        ledger.transition(state)
+        ledger.close()
+    (tmp_path / "20260103-000000-broken").mkdir()
+    (tmp_path / "20260103-000000-broken" / "ledger.db").write_text("garbage " * 200)
+    assert main(["review", "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[1:]] == ["20260103-000000-broken", "20260102-000000-b", "20260101-000000-a"]
+    assert "unreadable" in lines[1]
+    assert unfinished_run_for(tmp_path, "fp") == tmp_path / "20260101-000000-a"
+    assert find_run(tmp_path, "latest").name == "20260103-000000-broken"

@@ -47,7 +47,11 @@ def list_runs(out_root: Path) -> list[Path]:
 
 def unfinished_run_for(out_root: Path, fingerprint: str) -> Path | None:
     for run in list_runs(out_root):
-        ledger = open_ledger(run)
+        try:
+            ledger = open_ledger(run)
+        except RocmPerfError as e:  # a damaged old run must not block new ones
+            print(f"rocm-perf: note: skipping {run}: {e}", file=sys.stderr)
+            continue
         try:
             if ledger.get("fingerprint") == fingerprint and ledger.state != DONE:
                 return run

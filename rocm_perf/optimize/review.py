@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.artifacts import build_summary, render_markdown, terminal_summary
 from rocm_perf.optimize.command import find_run, list_runs
 from rocm_perf.optimize.ledger import open_ledger
@@ -17,7 +18,11 @@ def run_review(out_root: Path, run: str | None = None) -> int:
             return 0
         print(f"{'run':<40} {'state':<12} {'trials':>6} {'accepted':>8}  source")
         for r in runs:
-            ledger = open_ledger(r)
+            try:
+                ledger = open_ledger(r)
+            except RocmPerfError as e:
+                print(f"{r.name:<40} unreadable: {e}")
+                continue
             try:
                 s = build_summary(r, ledger)
             finally:
