@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KERNELS
+from conftest import DATA, KERNELS
 from rocm_perf.backends.process import last_lines, run
 from rocm_perf.source import analyze_source, applicable_rules, guard_candidate, load_rules, make_candidate
 
@@ -76,9 +76,10 @@ def test_every_candidate_passes_the_guards_and_compiles(path, hipcc, tmp_path):
     assert not failures, failures
 
 
-def manual_everywhere(path: Path) -> tuple[bytes, list[str]]:
+def manual_everywhere(path: Path, factor: int | None = None) -> tuple[bytes, list[str]]:
     """The program with every loop the manual rule applies to unrolled (innermost loops win where
-    loops nest), rewritten from the end of the file so earlier offsets stay valid."""
+    loops nest), rewritten from the end of the file so earlier offsets stay valid. The factor is
+    `factor`, else 4 where allowed, else the largest allowed."""
     analysis = analysis_of(path)
     manual = next(r for r in rules() if r.name == "unroll_manual")
     chosen = []
@@ -86,7 +87,8 @@ def manual_everywhere(path: Path) -> tuple[bytes, list[str]]:
         factors = manual.factors_for(loop)
         overlaps = any(not (loop.end <= c.region_start or c.end <= loop.region_start) for c, _ in chosen)
         if factors and not overlaps and (loop.uniform_trip_count or not loop.flags.has_barrier):
-            chosen.append((loop, 4 if 4 in factors else max(factors)))
+            preferred = factor or 4
+            chosen.append((loop, preferred if preferred in factors else max(factors)))
     current = analysis
     for loop, factor in chosen:
         cand = make_candidate(path, current, loop.id, manual.name, factor, rules=rules())
@@ -122,3 +124,33 @@ def test_manual_unrolls_are_bit_identical_on_the_host(path, tmp_path):
     assert changed.returncode == 0, (unrolled, changed.stderr)
     assert "checksum" in original.stdout
     assert changed.stdout == original.stdout, unrolled
+
+
+@pytest.fixture(scope="module")
+def edge_original(tmp_path_factory):
+    """tests/data/source/bounds.cu built and run once on the host backend."""
+    host = pytest.importorskip("rocm_perf.backends.host")
+    backend = host.HostBackend(threads=1)
+    ok, why = backend.available()
+    if not ok:
+        pytest.skip(why)
+    source = tmp_path_factory.mktemp("bounds_original") / "bounds.cu"
+    source.write_bytes(analysis_of(DATA / "source" / "bounds.cu").data)
+    done = _run_host(backend, source, source.parent)
+    assert done.returncode == 0, done.stderr
+    return backend, done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("factor", [2, 4, 8])
+def test_manual_unroll_at_the_edges_of_the_types(edge_original, factor, tmp_path):
+    """INT_MIN/INT_MAX, unsigned near 0 and UINT_MAX, 64-bit starts near LLONG_MIN, a runtime
+    step, a bound of another type, zero and one iterations: same values in the same order."""
+    backend, expected = edge_original
+    rewritten, unrolled = manual_everywhere(DATA / "source" / "bounds.cu", factor)
+    assert len(unrolled) == 12
+    source = tmp_path / "bounds.cu"
+    source.write_bytes(rewritten)
+    done = _run_host(backend, source, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == expected
