@@ -302,3 +302,17 @@ def test_rewrite_command_fails_with_the_guard_reason(tmp_path, capsys):
                     factor=2, write=out)  # fmt: skip
     assert e.value.exit_code == 1 and not out.exists()
     assert "guard barriers_uniform: FAILED" in capsys.readouterr().err
+
+
+def test_cli_exit_codes(capsys):
+    from rocm_perf.cli import main
+
+    assert main(["loops", str(SRC / "helpers.cu"), "--json", "--kernel", "helpers_kernel"]) == 0
+    assert json.loads(capsys.readouterr().out)["kernels"][0]["name"] == "helpers_kernel"
+    code = main(["rewrite", str(SRC / "control.cu"), "--loop", "control_flow:control_flow:1:6",
+                 "--rule", "unroll_manual", "--factor", "2"])  # fmt: skip
+    assert code == 2 and "the body has a break" in capsys.readouterr().err
+    code = main(["rewrite", str(SRC / "barriers.cu"), "--loop", "barrier_loops:barrier_loops:2:13",
+                 "--rule", "unroll_pragma", "--factor", "4"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "rocm-perf: error: guard barriers_uniform failed" in err
