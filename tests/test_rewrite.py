@@ -316,3 +316,15 @@ def test_cli_exit_codes(capsys):
                  "--rule", "unroll_pragma", "--factor", "4"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 1 and "rocm-perf: error: guard barriers_uniform failed" in err
+
+
+def test_pragma_rule_keeps_the_pragmas_neighbours():
+    path = SRC / "pragma_neighbours.cu"
+    first, second = analyzed(path).loops
+    assert (first.pragma, second.pragma) == ("#pragma unroll 2", "#pragma unroll 4")
+    cand = candidate(path, first, "unroll_pragma", 8)
+    assert b"    #pragma unroll 8\n    // the hot loop\n    for (int a = 0;" in cand.rewritten
+    assert_all_guards_pass(cand)
+    cand = candidate(path, second, "unroll_pragma", 1)
+    assert b"    #pragma clang loop vectorize(enable)\n    #pragma unroll 1\n    for (int b = 0;" in cand.rewritten
+    assert_all_guards_pass(cand)

@@ -98,6 +98,7 @@ class LoopInfo:
     flags: LoopFlags = field(default_factory=LoopFlags)
     pragma: str | None = None  # an existing unroll pragma's text, as written
     pragma_start: int | None = None
+    pragma_end: int | None = None  # what lies between it and the loop (other pragmas, comments) is kept
     pragma_factor: int | None = None  # the count the pragma asks for (nounroll = 1; None = none given)
     from_macro: bool = False
     skip_reason: str | None = None  # why no rule may touch it
@@ -587,18 +588,50 @@ def _uniform(fa: _ForAnalysis | None, info: LoopInfo, kernel_params: set[tuple])
 # ---- the walk ----------------------------------------------------------------------------------
 
 
-def _pragma(parsed: ParsedSource, loop: Cursor, parent: Cursor | None, macros: dict[str, str]) -> tuple[str, int] | None:
-    """An unroll pragma wrapping the loop (an attributed statement whose extent starts at it)."""
+def _directive_end(data: bytes, pos: int) -> int:
+    """The end of one pragma item starting at `pos`: a `#pragma` line (with continuations), a
+    `_Pragma(...)`, or a macro name (with its arguments, if any)."""
+    if data.startswith(b"#", pos):
+        end = pos
+        while True:
+            nl = data.find(b"\n", end)
+            if nl < 0:
+                return len(data)
+            if data[:nl].rstrip(b"\r").endswith(b"\\"):
+                end = nl + 1
+                continue
+            return nl if data[nl - 1 : nl] != b"\r" else nl - 1
+    end = pos
+    while end < len(data) and (data[end : end + 1].isalnum() or data[end : end + 1] == b"_"):
+        end += 1
+    after = skip_space_and_comments(data, end)
+    if data[after : after + 1] == b"(":
+        depth = 0
+        for i in range(after, len(data)):
+            if data[i : i + 1] == b"(":
+                depth += 1
+            elif data[i : i + 1] == b")":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+    return end
+
+
+def _pragma(parsed: ParsedSource, loop: Cursor, parent: Cursor | None, macros: dict[str, str]) -> tuple[str, int, int] | None:
+    """The unroll pragma among those wrapping the loop (an attributed statement whose extent
+    starts at the first of them): its text, first byte and end."""
     if parent is None or parent.kind != CursorKind.UNEXPOSED_STMT:
         return None
-    start, loop_start = parent.extent.start.offset, loop.extent.start.offset
-    if not start < loop_start:
-        return None
-    written = text(parsed.data, start, loop_start).strip()
-    if "unroll" in written:
-        return written, start
-    if written.isidentifier() and "unroll" in macros.get(written, ""):
-        return written, start
+    data = parsed.data
+    pos, loop_start = parent.extent.start.offset, loop.extent.start.offset
+    while pos < loop_start:
+        end = min(_directive_end(data, pos), loop_start)
+        written = text(data, pos, end).strip()
+        if "unroll" in written or (written.isidentifier() and "unroll" in macros.get(written, "")):
+            return written, pos, end
+        if end <= pos:
+            return None
+        pos = skip_space_and_comments(data, end)
     return None
 
 
@@ -686,7 +719,7 @@ def function_loops(
             return info
         pragma = _pragma(parsed, node, parent, macros)
         if pragma:
-            info.pragma, info.pragma_start = pragma
+            info.pragma, info.pragma_start, info.pragma_end = pragma
             info.region_start = pragma[1]
             info.pragma_factor = pragma_factor(pragma[0], macros)
         info.indent = indentation(data, start)[0]

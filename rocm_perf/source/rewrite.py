@@ -45,6 +45,10 @@ def render_context(analysis: SourceAnalysis, loop: LoopInfo, factor: int) -> dic
     data = analysis.data
     body = _lf(text(data, loop.body_start, loop.body_end))
     unit = "\t" if loop.indent.startswith("\t") else "    "
+    # Between an existing pragma and the loop: keep it (comments, other pragmas) but make sure a
+    # `#pragma` written in its place ends its line.
+    gap = _lf(text(data, loop.pragma_end, loop.start)) if loop.pragma_end is not None else ""
+    pragma_gap = gap if "\n" in gap else "\n" + loop.indent + gap.lstrip()
     return {
         "loop": loop,
         "factor": factor,
@@ -52,6 +56,7 @@ def render_context(analysis: SourceAnalysis, loop: LoopInfo, factor: int) -> dic
         "body": body,
         "body_block": body if loop.body_is_compound else "{ " + body + " }",
         "unit": unit,
+        "pragma_gap": pragma_gap,  # what follows a `#pragma` line up to the loop
     }
 
 
