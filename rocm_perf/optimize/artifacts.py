@@ -135,7 +135,8 @@ def render_markdown(s: dict) -> str:
                   f" speedup {_speedup_text(conf.get('critical_path'))}, {conf.get('rounds')} rounds",
                   f"- kernel ratio: {_interval_text(conf.get('kernel'))}",
                   f"- screening: {_interval_text(t['evidence'].get('screen', {}).get('critical_path'))}",
-                  f"- confirmation level: {conf.get('confirmation', {}).get('alpha')} (alpha spent across the run)",
+                  f"- confirmation: #{conf.get('confirmation', {}).get('k')} of the run, at level "
+                  f"{conf.get('confirmation', {}).get('alpha', float('nan')):.4g} (alpha spent across the run)",
                   f"- outputs: {conf.get('outputs', {}).get('rounds_checked')} timed rounds matched the baseline"
                   f" (exit 0, {conf.get('outputs', {}).get('digests')} copy digests, standard output)"]
         if t["resources"]:
