@@ -119,3 +119,28 @@ def newline_of(data: bytes) -> str:
     """The file's own line ending (CRLF when its first line ends so)."""
     nl = data.find(b"\n")
     return "\r\n" if nl > 0 and data[nl - 1 : nl] == b"\r" else "\n"
+
+
+def decl_key(cursor: Cursor | None) -> tuple | None:
+    """An identity for a declaration that survives re-fetching the cursor."""
+    if cursor is None or cursor.location.file is None:
+        return None
+    return (cursor.location.file.name, cursor.location.offset, cursor.spelling)
+
+
+def referenced_var(cursor: Cursor) -> Cursor | None:
+    node = strip_implicit(cursor)
+    if node.kind == CursorKind.DECL_REF_EXPR and node.referenced is not None:
+        return node.referenced
+    return None
+
+
+def base_var(cursor: Cursor) -> Cursor | None:
+    """The variable an lvalue expression is rooted in: `p.n`, `a[i]`, `x` -> p, a, x."""
+    node = strip_implicit(cursor)
+    while node.kind in (CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR):
+        children = list(node.get_children())
+        if not children:
+            return None
+        node = strip_implicit(children[0])
+    return referenced_var(node)

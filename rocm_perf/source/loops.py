@@ -1,5 +1,6 @@
 """Loops in a kernel and in the `__device__` helpers it calls: header parts, induction variable,
-step, constant trip count, nesting depth, body flags, an existing unroll pragma.
+step, constant trip count, nesting depth, canonical form, block-uniform trip counts; body flags
+(body_flags.py) and an existing unroll pragma (pragmas.py).
 
 Loop ids are `KERNEL:FUNCTION:ORDINAL:LINE`: the kernel's name, the function the loop is written
 in (the kernel itself or a helper), the loop's 1-based position in a pre-order walk of that
@@ -14,9 +15,12 @@ from dataclasses import asdict, dataclass, field
 
 from clang.cindex import Cursor, CursorKind, TypeKind
 
+from rocm_perf.source.body_flags import BarrierIndex, LoopFlags, body_flags, written_vars
 from rocm_perf.source.cursors import (
     LOOP_KINDS,
+    decl_key,
     indentation,
+    referenced_var,
     skip_space_and_comments,
     span,
     strip_implicit,
@@ -26,11 +30,9 @@ from rocm_perf.source.cursors import (
 )
 from rocm_perf.source.kernels import KernelInfo, body_of
 from rocm_perf.source.parse import ParsedSource
+from rocm_perf.source.pragmas import macro_definitions, pragma_factor, unroll_pragma
 from rocm_perf.source.trip_count import binary_operator, evaluate_int, trip_count, unary_operator
 
-BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
-            "__builtin_amdgcn_s_barrier", "__barrier"}  # fmt: skip
-ATOMIC_PREFIXES = ("atomic", "__hip_atomic", "__atomic", "safeAtomic", "unsafeAtomic")
 # Values the same for every thread of a block: a trip count built only from these is uniform.
 BLOCK_UNIFORM_BUILTINS = {"blockDim", "gridDim", "blockIdx"}
 _SIGNED = {TypeKind.CHAR_S, TypeKind.SCHAR, TypeKind.SHORT, TypeKind.INT, TypeKind.LONG,
@@ -39,24 +41,7 @@ _UNSIGNED = {TypeKind.CHAR_U, TypeKind.UCHAR, TypeKind.USHORT, TypeKind.UINT, Ty
              TypeKind.ULONGLONG, TypeKind.UINT128}  # fmt: skip
 _COMPARISONS = {"<", "<=", ">", ">="}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?!\()[ \t]*(.*)$", re.MULTILINE)
 _ASSIGNMENTS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
-
-
-@dataclass
-class LoopFlags:
-    """What the body contains (break/continue only where they leave this loop)."""
-
-    has_break: bool = False
-    has_continue: bool = False
-    has_goto: bool = False
-    has_return: bool = False
-    has_label: bool = False
-    has_barrier: bool = False  # __syncthreads & co., also inside helpers it calls
-    has_atomic: bool = False
-    writes_induction_var: bool = False
-    declares_shared: bool = False  # a __shared__ declaration: copying the body would duplicate it
-    declares_static: bool = False
 
 
 @dataclass
@@ -113,31 +98,6 @@ class LoopInfo:
 # ---- small AST helpers -------------------------------------------------------------------------
 
 
-def _key(cursor: Cursor | None) -> tuple | None:
-    """An identity for a declaration that survives re-fetching the cursor."""
-    if cursor is None or cursor.location.file is None:
-        return None
-    return (cursor.location.file.name, cursor.location.offset, cursor.spelling)
-
-
-def _referenced_var(cursor: Cursor) -> Cursor | None:
-    node = strip_implicit(cursor)
-    if node.kind == CursorKind.DECL_REF_EXPR and node.referenced is not None:
-        return node.referenced
-    return None
-
-
-def _base_var(cursor: Cursor) -> Cursor | None:
-    """The variable an lvalue expression is rooted in: `p.n`, `a[i]`, `x` -> p, a, x."""
-    node = strip_implicit(cursor)
-    while node.kind in (CursorKind.MEMBER_REF_EXPR, CursorKind.ARRAY_SUBSCRIPT_EXPR):
-        children = list(node.get_children())
-        if not children:
-            return None
-        node = strip_implicit(children[0])
-    return _referenced_var(node)
-
-
 def _integer_info(type_) -> tuple[int | None, bool | None]:
     canonical = type_.get_canonical()
     if canonical.kind in _SIGNED:
@@ -147,97 +107,11 @@ def _integer_info(type_) -> tuple[int | None, bool | None]:
     return None, None
 
 
-def written_vars(root: Cursor) -> set[tuple]:
-    """Variables assigned, incremented, address-taken or passed by non-const reference in root."""
-    written: set[tuple] = set()
-    for node in walk(root):
-        target = None
-        if node.kind in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
-            if binary_operator(node) in _ASSIGNMENTS:
-                target = _base_var(next(node.get_children()))
-        elif node.kind == CursorKind.UNARY_OPERATOR:
-            if unary_operator(node) in ("pre++", "pre--", "post++", "post--", "&"):
-                children = list(node.get_children())
-                target = _base_var(children[0]) if children else None
-        elif node.kind == CursorKind.CALL_EXPR and node.referenced is not None:
-            params = list(node.referenced.get_arguments() or [])
-            for arg, param in zip(node.get_arguments(), params):
-                ptype = param.type
-                if ptype.kind == TypeKind.LVALUEREFERENCE and not ptype.get_pointee().is_const_qualified():
-                    key = _key(_base_var(arg))
-                    if key:
-                        written.add(key)
-        if target is not None and _key(target):
-            written.add(_key(target))
-    return written
-
-
 def _tokens(parsed: ParsedSource, start: int, end: int):
     return tokens_between(parsed.tu, str(parsed.path), start, end)
 
 
 # ---- body flags --------------------------------------------------------------------------------
-
-
-class _BarrierIndex:
-    """Which functions defined in the file reach a barrier, transitively (memoized)."""
-
-    def __init__(self, main: str):
-        self.main = main
-        self.memo: dict[tuple, bool] = {}
-
-    def reaches_barrier(self, call: Cursor) -> bool:
-        if call.spelling in BARRIERS:
-            return True
-        target = call.referenced.get_definition() if call.referenced is not None else None
-        if target is None or target.location.file is None or target.location.file.name != self.main:
-            return False
-        key = _key(target)
-        if key in self.memo:
-            return self.memo[key]
-        self.memo[key] = False  # recursion guard
-        found = any(n.kind == CursorKind.CALL_EXPR and self.reaches_barrier(n) for n in walk(target))
-        self.memo[key] = found
-        return found
-
-
-def body_flags(body: Cursor, var: Cursor | None, barriers: _BarrierIndex) -> LoopFlags:
-    flags = LoopFlags()
-
-    def visit(node: Cursor, in_loop: bool, in_switch: bool) -> None:
-        kind = node.kind
-        if kind == CursorKind.BREAK_STMT and not in_loop and not in_switch:
-            flags.has_break = True
-        elif kind == CursorKind.CONTINUE_STMT and not in_loop:
-            flags.has_continue = True
-        elif kind in (CursorKind.GOTO_STMT, CursorKind.INDIRECT_GOTO_STMT):
-            flags.has_goto = True
-        elif kind == CursorKind.LABEL_STMT:
-            flags.has_label = True
-        elif kind == CursorKind.RETURN_STMT:
-            flags.has_return = True
-        elif kind == CursorKind.CALL_EXPR:
-            if node.spelling.startswith(ATOMIC_PREFIXES):
-                flags.has_atomic = True
-            if barriers.reaches_barrier(node):
-                flags.has_barrier = True
-        elif kind == CursorKind.VAR_DECL:
-            if any(c.kind == CursorKind.CUDASHARED_ATTR for c in node.get_children()):
-                flags.declares_shared = True
-            if node.storage_class is not None and node.storage_class.name == "STATIC":
-                flags.declares_static = True
-        if kind == CursorKind.LAMBDA_EXPR:
-            return  # a lambda's break/return belong to it
-        nested_loop = in_loop or kind in LOOP_KINDS
-        nested_switch = in_switch or kind == CursorKind.SWITCH_STMT
-        for child in node.get_children():
-            visit(child, nested_loop, nested_switch)
-
-    for child in body.get_children() if body.kind == CursorKind.COMPOUND_STMT else [body]:
-        visit(child, False, False)
-    if var is not None:
-        flags.writes_induction_var = _key(var) in written_vars(body)
-    return flags
 
 
 # ---- headers -----------------------------------------------------------------------------------
@@ -338,7 +212,7 @@ class _ForAnalysis:
                 self.info.canonical_note = "the init declares several variables"
         elif init.kind == CursorKind.BINARY_OPERATOR and binary_operator(init) == "=":
             lhs, rhs = list(init.get_children())
-            self.var = _referenced_var(lhs)
+            self.var = referenced_var(lhs)
             self.info.start_value = evaluate_int(rhs)
 
     def _cond(self, header: _Header) -> None:
@@ -353,14 +227,14 @@ class _ForAnalysis:
         lhs, rhs = list(cond.get_children())
         lhs_text = text(data, header.semi1 + 1, token[1]).strip()
         rhs_text = text(data, token[2], header.semi2).strip()
-        lhs_var, rhs_var = _referenced_var(lhs), _referenced_var(rhs)
+        lhs_var, rhs_var = referenced_var(lhs), referenced_var(rhs)
         if self.var is None:
             self.var = lhs_var or rhs_var
         if self.var is None:
             return
-        if _key(lhs_var) == _key(self.var) and lhs_text == self.var.spelling:
+        if decl_key(lhs_var) == decl_key(self.var) and lhs_text == self.var.spelling:
             info.compare, info.bound, var_side, bound_side = op, rhs_text, lhs, rhs
-        elif _key(rhs_var) == _key(self.var) and rhs_text == self.var.spelling:
+        elif decl_key(rhs_var) == decl_key(self.var) and rhs_text == self.var.spelling:
             info.compare, info.bound, var_side, bound_side = _FLIP[op], lhs_text, rhs, lhs
         else:
             return
@@ -376,12 +250,12 @@ class _ForAnalysis:
         if inc.kind == CursorKind.UNARY_OPERATOR:
             op = unary_operator(inc)
             operand = list(inc.get_children())
-            if op in ("pre++", "post++", "pre--", "post--") and operand and _key(_referenced_var(operand[0])) == _key(self.var):
+            if op in ("pre++", "post++", "pre--", "post--") and operand and decl_key(referenced_var(operand[0])) == decl_key(self.var):
                 info.step_op, info.step, info.step_value = ("+=" if "++" in op else "-="), "1", 1
         elif inc.kind in (CursorKind.COMPOUND_ASSIGNMENT_OPERATOR, CursorKind.BINARY_OPERATOR):
             op = binary_operator(inc)
             lhs, rhs = list(inc.get_children())
-            if _key(_referenced_var(lhs)) != _key(self.var) or op is None:
+            if decl_key(referenced_var(lhs)) != decl_key(self.var) or op is None:
                 return
             op_token = next(
                 (t for t in header.tokens if header.semi2 < t.extent.start.offset < header.rparen and t.spelling == op),
@@ -402,9 +276,9 @@ class _ForAnalysis:
             return
         a, b = list(node.get_children())
         op = binary_operator(node)
-        if _key(_referenced_var(a)) == _key(self.var):
+        if decl_key(referenced_var(a)) == decl_key(self.var):
             step = b
-        elif op == "+" and _key(_referenced_var(b)) == _key(self.var):
+        elif op == "+" and decl_key(referenced_var(b)) == decl_key(self.var):
             step = a
         else:
             return
@@ -461,7 +335,7 @@ def _why_not_constant(cursor: Cursor | None, var: Cursor | None) -> str:
     if cursor is None:
         return "is missing"
     for node in walk(cursor):
-        if node.kind != CursorKind.DECL_REF_EXPR or node.referenced is None or _key(node.referenced) == _key(var):
+        if node.kind != CursorKind.DECL_REF_EXPR or node.referenced is None or decl_key(node.referenced) == decl_key(var):
             continue
         decl = node.referenced
         if decl.kind == CursorKind.TEMPLATE_NON_TYPE_PARAMETER:
@@ -524,10 +398,10 @@ def _canonical_note(fa: _ForAnalysis, body: Cursor) -> str:
     if any(_has_side_effects(p) for p in step_parts):
         return "step has side effects or calls"
     written = written_vars(body)
-    if _key(fa.var) in written:
+    if decl_key(fa.var) in written:
         return "the body writes the induction variable"
     for decl in _referenced_decls(fa.cond_cursor) + [d for p in step_parts for d in _referenced_decls(p)]:
-        if _key(decl) != _key(fa.var) and _key(decl) in written:
+        if decl_key(decl) != decl_key(fa.var) and decl_key(decl) in written:
             return f"the body writes {decl.spelling}, which the header reads"
         if decl.kind == CursorKind.VAR_DECL and _shared_or_global(decl):
             return f"the header reads {decl.spelling}, which other threads or calls may change"
@@ -558,11 +432,11 @@ def _uniform_expression(cursor: Cursor, var_key: tuple | None, kernel_params: se
         decl = node.referenced
         if decl.spelling == "threadIdx":
             return False
-        if _key(decl) == var_key or decl.spelling in BLOCK_UNIFORM_BUILTINS:
+        if decl_key(decl) == var_key or decl.spelling in BLOCK_UNIFORM_BUILTINS:
             continue
         if decl.kind in (CursorKind.ENUM_CONSTANT_DECL, CursorKind.TEMPLATE_NON_TYPE_PARAMETER):
             continue
-        if decl.kind == CursorKind.PARM_DECL and _key(decl) in kernel_params:
+        if decl.kind == CursorKind.PARM_DECL and decl_key(decl) in kernel_params:
             continue
         if decl.kind == CursorKind.VAR_DECL and decl.type.is_const_qualified():
             if _integer_info(decl.type)[0] is not None and evaluate_int(decl) is not None:
@@ -582,73 +456,10 @@ def _uniform(fa: _ForAnalysis | None, info: LoopInfo, kernel_params: set[tuple])
     if fa is None or fa.var is None or info.compare is None or info.step_op is None:
         return False
     parts = [p for p in (fa.init_cursor, fa.cond_cursor, fa.inc_cursor) if p is not None]
-    return all(_uniform_expression(p, _key(fa.var), kernel_params) for p in parts)
+    return all(_uniform_expression(p, decl_key(fa.var), kernel_params) for p in parts)
 
 
 # ---- the walk ----------------------------------------------------------------------------------
-
-
-def _directive_end(data: bytes, pos: int) -> int:
-    """The end of one pragma item starting at `pos`: a `#pragma` line (with continuations), a
-    `_Pragma(...)`, or a macro name (with its arguments, if any)."""
-    if data.startswith(b"#", pos):
-        end = pos
-        while True:
-            nl = data.find(b"\n", end)
-            if nl < 0:
-                return len(data)
-            if data[:nl].rstrip(b"\r").endswith(b"\\"):
-                end = nl + 1
-                continue
-            return nl if data[nl - 1 : nl] != b"\r" else nl - 1
-    end = pos
-    while end < len(data) and (data[end : end + 1].isalnum() or data[end : end + 1] == b"_"):
-        end += 1
-    after = skip_space_and_comments(data, end)
-    if data[after : after + 1] == b"(":
-        depth = 0
-        for i in range(after, len(data)):
-            if data[i : i + 1] == b"(":
-                depth += 1
-            elif data[i : i + 1] == b")":
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-    return end
-
-
-def _pragma(parsed: ParsedSource, loop: Cursor, parent: Cursor | None, macros: dict[str, str]) -> tuple[str, int, int] | None:
-    """The unroll pragma among those wrapping the loop (an attributed statement whose extent
-    starts at the first of them): its text, first byte and end."""
-    if parent is None or parent.kind != CursorKind.UNEXPOSED_STMT:
-        return None
-    data = parsed.data
-    pos, loop_start = parent.extent.start.offset, loop.extent.start.offset
-    while pos < loop_start:
-        end = min(_directive_end(data, pos), loop_start)
-        written = text(data, pos, end).strip()
-        if "unroll" in written or (written.isidentifier() and "unroll" in macros.get(written, "")):
-            return written, pos, end
-        if end <= pos:
-            return None
-        pos = skip_space_and_comments(data, end)
-    return None
-
-
-def pragma_factor(pragma: str, macros: dict[str, str]) -> int | None:
-    """`#pragma unroll 4`, `unroll(4)`, `unroll_count(4)` -> 4; `nounroll`, `unroll(disable)` -> 1."""
-    written = macros.get(pragma, pragma) if pragma.isidentifier() else pragma
-    if "nounroll" in written or "unroll(disable)" in written:
-        return 1
-    match = re.search(r"unroll(?:_count)?\s*\(?\s*(\d+)", written)
-    return int(match.group(1)) if match else None
-
-
-def macro_definitions(parsed: ParsedSource) -> dict[str, str]:
-    """`#define NAME text` lines of the file (continuations joined). Read from the bytes: the
-    parse's macro records are incomplete for macros inside a precompiled preamble."""
-    source = parsed.data.decode("utf-8", errors="replace").replace("\\\r\n", " ").replace("\\\n", " ")
-    return {m.group(1): m.group(2) for m in _DEFINE.finditer(source)}
 
 
 def _loop_end(data: bytes, loop: Cursor, kind: str, body: Cursor) -> int:
@@ -669,11 +480,11 @@ def _starts_with_keyword(data: bytes, start: int, kind: str) -> bool:
 
 
 def function_loops(
-    parsed: ParsedSource, kernel: KernelInfo, function: Cursor, macros: dict[str, str], barriers: _BarrierIndex
+    parsed: ParsedSource, kernel: KernelInfo, function: Cursor, macros: dict[str, str], barriers: BarrierIndex
 ) -> list[LoopInfo]:
     """Every loop in one function's body, pre-order, with nesting depth and parent ids."""
     data = parsed.data
-    kernel_params = {_key(c) for c in kernel.cursor.get_children() if c.kind == CursorKind.PARM_DECL}
+    kernel_params = {decl_key(c) for c in kernel.cursor.get_children() if c.kind == CursorKind.PARM_DECL}
     loops: list[LoopInfo] = []
 
     def visit(node: Cursor, parent: Cursor | None, enclosing: list[LoopInfo]) -> None:
@@ -717,7 +528,7 @@ def function_loops(
             info.canonical_note = "from a macro"
             info.trip_count_note = "from a macro"
             return info
-        pragma = _pragma(parsed, node, parent, macros)
+        pragma = unroll_pragma(parsed, node, parent, macros)
         if pragma:
             info.pragma, info.pragma_start, info.pragma_end = pragma
             info.region_start = pragma[1]
@@ -749,7 +560,7 @@ def function_loops(
 def find_loops(parsed: ParsedSource, kernels: list[KernelInfo]) -> list[LoopInfo]:
     """Loops of every kernel, then of each helper it calls, in source order per function."""
     macros = macro_definitions(parsed)
-    barriers = _BarrierIndex(str(parsed.path))
+    barriers = BarrierIndex(str(parsed.path))
     loops: list[LoopInfo] = []
     for kernel in kernels:
         for function in [kernel.cursor] + kernel.helper_cursors:
