@@ -22,9 +22,9 @@ from conftest import DATA, ROOT
 pytestmark = pytest.mark.slow
 
 PROGRAMS = DATA / "programs"
-# The protocol's own defaults (first look at 5 pairs, at most 30) with a shorter A/A: a clear
-# gain is decided at the first looks, so these runs stay short even on a loaded machine.
-FAST = ["--backend", "host", "--compile-check", "off", "--aa-rounds", "8", "--quiet"]
+# The protocol's own defaults (first look at 5 pairs, at most 30); the median-path metric keeps a
+# dispatch stalled by another process on a shared CI machine from swamping a round.
+FAST = ["--backend", "host", "--compile-check", "off", "--aa-rounds", "10", "--metric", "median-path", "--quiet"]
 
 
 def user_copy(tmp_path: Path, name: str) -> Path:
@@ -48,7 +48,9 @@ def test_a_clearly_faster_rewrite_is_accepted_then_reviewed_and_applied(tmp_path
     src = user_copy(tmp_path, "unroll_wins.cu")
     before = src.read_bytes()
     out = tmp_path / "runs"
-    assert main(["optimize", str(src), "--out", str(out), "--rules", "unroll_manual", "--factors", "4", *FAST]) == 0
+    # Up to 60 pairs: the gain is real but modest on some CPUs, and a busy machine is noisy.
+    assert main(["optimize", str(src), "--out", str(out), "--rules", "unroll_manual", "--factors", "4",
+                 "--max-rounds", "60", *FAST]) == 0
     run = only_run(out)
     s = summary(run)
     assert s["state"] == "done" and len(s["accepted"]) == 1
@@ -144,7 +146,7 @@ def test_sigterm_then_kill_9_then_resume_finish_the_run(tmp_path):
     src = user_copy(tmp_path, "unroll_wins.cu")
     out = tmp_path / "runs"
     argv = [sys.executable, "-m", "rocm_perf.cli", "optimize", str(src), "--out", str(out),
-            "--rules", "unroll_manual", "--factors", "4", *FAST]
+            "--rules", "unroll_manual", "--factors", "4", "--max-rounds", "60", *FAST]
 
     # SIGTERM while screening: stops after recording, says how to continue, exit 130.
     proc, ledger = _start_and_wait(argv, out, "screen", 2)
