@@ -143,7 +143,10 @@ class ProfiledRounds:
             shutil.rmtree(round_dir)  # a half-done round of a killed run
         round_dir.mkdir(parents=True)
         argv = program_argv(executable, self.program_args, self.run_template)
-        res = self.backend.profile(argv, round_dir, timeout=self.timeout_s, cwd=self.cwd)
+        try:
+            res = self.backend.profile(argv, round_dir, timeout=self.timeout_s, cwd=self.cwd)
+        except RocmPerfError as e:  # rocprofv3 gave up (non-zero exit, no database): the program crashed
+            return RoundResult(False, FAIL_CRASH, outputs={"returncode": None, "stderr_tail": str(e)})
         tail = last_lines(res.stderr or res.stdout, 5)
         if res.timed_out:
             return RoundResult(False, FAIL_TIMEOUT, outputs={"returncode": res.returncode, "stderr_tail": tail})
