@@ -140,3 +140,30 @@ def test_template_kernel_with_deduced_arguments_is_launched_by_name():
     assert "hipLaunchKernelGGL(HIP_KERNEL_NAME(scale<float>), 1, 64, 0, 0, x, 64);" in text
     assert "hipLaunchKernelGGL(plain, 1, 1, 0, 0, x);" in text
     assert "ROCM_PERF_LAUNCH_DEDUCED(scale, 1, 1, 0, 0, x, 3);" in text
+
+
+def test_unroll_pragmas_become_gcc_unroll_on_the_same_lines():
+    from rocm_perf.backends.launch_prepass import rewrite_unroll_pragmas
+
+    src = (
+        "  #pragma unroll 4\n"
+        "#pragma unroll(2)\n"
+        "    #pragma clang loop unroll_count(8)\n"
+        "#pragma nounroll\n"
+        "#pragma unroll\n"
+        'for (;;) _Pragma("unroll 1") for (;;) {}\n'
+        "// #pragma unroll 4\n"
+        'const char* s = "#pragma unroll 4";\n'
+    )
+    out, count = rewrite_unroll_pragmas(src)
+    assert count == 5
+    assert out.splitlines() == [
+        "  #pragma GCC unroll 4",
+        "#pragma GCC unroll 2",
+        "    #pragma GCC unroll 8",
+        "#pragma GCC unroll 1",
+        "#pragma unroll",  # full unroll: g++'s own choice
+        'for (;;) _Pragma("GCC unroll 1") for (;;) {}',
+        "// #pragma unroll 4",
+        'const char* s = "#pragma unroll 4";',
+    ]

@@ -309,8 +309,39 @@ def rewrite_dynamic_shared(text: str, path: str = "<source>") -> tuple[str, int]
     return "".join(pieces), count
 
 
+# Loop pragmas in HIP's (clang's) spellings. g++ ignores them all, which would make every
+# unroll-pragma candidate a no-op on the host backend; `#pragma GCC unroll N` is g++'s equivalent
+# (0 and 1 block unrolling). Bare `#pragma unroll` (full unroll) is left to g++'s own choice.
+_UNROLL_PRAGMA = re.compile(
+    r"^(?P<indent>[ \t]*)#[ \t]*pragma[ \t]+(?:"
+    r"unroll[ \t]*\(?[ \t]*(?P<n>\d+)[ \t]*\)?"
+    r"|clang[ \t]+loop[ \t]+unroll_count[ \t]*\([ \t]*(?P<count>\d+)[ \t]*\)"
+    r"|(?P<off>nounroll|clang[ \t]+loop[ \t]+unroll[ \t]*\([ \t]*disable[ \t]*\)))[ \t]*$",
+    re.MULTILINE,
+)
+_UNROLL_OPERATOR = re.compile(r'_Pragma\s*\(\s*"\s*unroll\s+(?P<n>\d+)\s*"\s*\)')
+
+
+def rewrite_unroll_pragmas(text: str) -> tuple[str, int]:
+    """`#pragma unroll N` (and clang's other spellings, and `_Pragma("unroll N")`) as
+    `#pragma GCC unroll N`, on the same line, outside comments and strings."""
+    masked = blank_literals(text)
+    edits: list[tuple[int, int, str]] = []
+    for m in _UNROLL_PRAGMA.finditer(masked):
+        n = m.group("n") or m.group("count") or ("1" if m.group("off") else None)
+        edits.append((m.start(), m.end(), f"{m.group('indent')}#pragma GCC unroll {min(int(n), 65534)}"))
+    for m in re.finditer(r"_Pragma\s*\(", masked):
+        op = _UNROLL_OPERATOR.match(text, m.start())
+        if op:
+            edits.append((op.start(), op.end(), f'_Pragma("GCC unroll {min(int(op.group("n")), 65534)}")'))
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return text, len(edits)
+
+
 def prepass(text: str, path: str = "<source>") -> PrepassResult:
-    """Both rewrites; the result compiles with a C++ compiler against the host runtime."""
+    """All rewrites; the result compiles with a C++ compiler against the host runtime."""
     text, shared = rewrite_dynamic_shared(text, path)
     text, launches = rewrite_launches(text, path)
+    text, _ = rewrite_unroll_pragmas(text)
     return PrepassResult(text=text, launches=launches, dynamic_shared=shared)
