@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# The main job on the host backend: optimize one corpus program (a few minutes), then review it.
 demo: $(STAMP)
-	$(BIN)/rocm-perf summary tests/data/rocpd_v3_multistream.db
+	$(BIN)/rocm-perf optimize kernels/stencil2d.cu --backend host --rules unroll_manual --metric median-path --out runs/demo --new
+	$(BIN)/rocm-perf review latest --out runs/demo
 
 bench: $(STAMP)
 	for b in tests/bench/bench_*.py; do $(BIN)/python $$b || exit 1; done
