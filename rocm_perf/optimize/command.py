@@ -175,6 +175,8 @@ def run_optimize(args: argparse.Namespace) -> int:
         run_dir, ledger = create_run(opt, backend.name, backend.describe(), sys.argv)
         _write_metadata(run_dir, opt, backend)
     lock = _Lock(run_dir)
+    if not opt.quiet:  # on stderr: --json keeps stdout for the summary
+        print(f"backend: {backend.name} ({backend.describe()})", file=sys.stderr)
     reporter = make_reporter(quiet=opt.quiet, as_json=opt.as_json)
     runner = ProfiledRounds(backend, program_args=opt.program_args, run_template=opt.run, timeout_s=opt.timeout_s,
                             cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines)
