@@ -58,6 +58,8 @@ def test_dynamic_shared_memory_both_forms_and_early_exit(built, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert kernel_names(trace) == ["_Z7row_sumPKfPfi.kd", "_Z10reverse_2dPii.kd"]
     assert trace.workgroup[1].tolist() == [8, 4, 1]
+    # each launch's dynamic shared bytes reach the database as rocprofv3's group_segment_size
+    assert trace.lds_bytes.tolist() == [128 * 4, 32 * 8]
 
 
 def test_atomics_on_every_type(built, tmp_path):

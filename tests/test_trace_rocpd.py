@@ -68,6 +68,8 @@ def test_parse_pointer():
 def _assert_same_trace(a: Trace, b: Trace):
     for col in ("start", "end", "agent", "queue", "stream", "corr", "grid", "workgroup"):
         assert np.array_equal(getattr(a, col), getattr(b, col)), col
+    if a.lds_bytes is not None:  # without it the writer stores each symbol's static LDS
+        assert np.array_equal(a.lds_bytes, b.lds_bytes)
     assert [a.symbols[k] for k in a.kernel] == [b.symbols[k] for k in b.kernel]
     assert [(x.id, x.type, x.name, x.product, x.cu_count, x.extra) for x in a.agents] == [
         (x.id, x.type, x.name, x.product, x.cu_count, x.extra) for x in b.agents

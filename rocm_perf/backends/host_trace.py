@@ -106,6 +106,7 @@ def read_host_log(path: Path) -> Trace:
         corr=[d["corr"] for d in dispatches],
         grid=[[g * b for g, b in zip(d["grid"], d["block"])] for d in dispatches],  # in threads, as rocprofv3
         workgroup=[d["block"] for d in dispatches],
+        lds_bytes=[d["shmem"] for d in dispatches],  # dynamic only: g++ does not tell static __shared__ sizes
         agents=[
             Agent(
                 id=HOST_AGENT_ID,

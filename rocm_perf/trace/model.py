@@ -97,6 +97,8 @@ class Trace:
     digests: list[str] = field(default_factory=list)
     # format, source path, hostname, command, pid, ... (see trace/metadata keys in readers)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # per-dispatch LDS bytes (static + dynamic, rocpd `group_segment_size`); None where unknown
+    lds_bytes: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.start)
@@ -151,6 +153,8 @@ class Trace:
             return np.asarray(values, dtype=np.int64).reshape(n, 3)
 
         order = np.argsort(start, kind="stable")
+        if extra.get("lds_bytes") is not None:
+            extra["lds_bytes"] = np.asarray(extra["lds_bytes"], dtype=np.int64)[order]
         return cls(
             start=start[order],
             end=col(end)[order],

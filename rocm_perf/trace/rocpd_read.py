@@ -228,9 +228,10 @@ class _Reader:
         sql = f"""SELECT K.start, K."end", COALESCE(K.agent_id, -1), COALESCE(K.queue_id, -1),
                          COALESCE(K.stream_id, -1), K.kernel_id, {corr},
                          K.grid_size_x, K.grid_size_y, K.grid_size_z,
-                         K.workgroup_size_x, K.workgroup_size_y, K.workgroup_size_z
+                         K.workgroup_size_x, K.workgroup_size_y, K.workgroup_size_z,
+                         COALESCE(K.group_segment_size, -1)
                   FROM "{table}" K {join} ORDER BY K.id"""
-        cols = int_columns(self.con, sql, 13)
+        cols = int_columns(self.con, sql, 14)
         file_ids = cols[5]
         unknown = np.setdiff1d(np.unique(file_ids), np.fromiter(symbol_map, dtype=np.int64, count=len(symbol_map)))
         for missing_id in unknown.tolist():
@@ -331,7 +332,7 @@ class _Reader:
     # ---- the Trace -------------------------------------------------------------------------
 
     def finish(self) -> Trace:
-        width = 13
+        width = 14
         if len(self.dispatch_parts) == 1:
             cols = self.dispatch_parts[0]
         else:
@@ -358,6 +359,7 @@ class _Reader:
             corr=cols[6],
             grid=np.column_stack(cols[7:10]),
             workgroup=np.column_stack(cols[10:13]),
+            lds_bytes=None if bool((cols[13] < 0).all()) else cols[13],
             symbols=self.symbols,
             agents=sorted(self.agents.values(), key=lambda a: a.id),
             api=api,

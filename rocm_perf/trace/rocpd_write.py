@@ -199,7 +199,8 @@ class _Writer:
         rows = zip(
             range(1, n + 1), [1] * n, [self.pid] * n, [self.pid] * n, t.agent.tolist(), (kernel + 1).tolist(),
             range(1, n + 1), t.queue.tolist(), t.stream.tolist(), t.start.tolist(), t.end.tolist(),
-            scratch[kernel].tolist() if len(scratch) else [0] * n, lds[kernel].tolist() if len(lds) else [0] * n,
+            scratch[kernel].tolist() if len(scratch) else [0] * n,
+            t.lds_bytes.tolist() if t.lds_bytes is not None else (lds[kernel].tolist() if len(lds) else [0] * n),
             *(t.workgroup[:, i].tolist() for i in range(3)), *(t.grid[:, i].tolist() for i in range(3)),
             [region_name] * n, event_ids.tolist(),
         )
