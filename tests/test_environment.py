@@ -109,3 +109,26 @@ def test_compare_warns_on_each_difference():
     ]
     b["hostname"] = None
     assert "hostname differs: 'node-1' vs None" in compare_environments(a, b)
+
+
+def test_resuming_in_another_environment_names_what_changed(tmp_path):
+    import copy
+    import json
+
+    from rocm_perf.backends.environment import capture_environment
+    from rocm_perf.optimize.command import environment_changes
+
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k() {}\n")
+    recorded = capture_environment(source=source, command=["rocm-perf", "optimize", str(source)])
+    (tmp_path / "metadata.json").write_text(json.dumps(recorded, default=str))
+
+    assert environment_changes(tmp_path, copy.deepcopy(recorded)) == []
+    moved = copy.deepcopy(recorded)
+    moved["hostname"] = "another-node"
+    source.write_text("__global__ void k() { }\n")  # the user edited the file meanwhile
+    moved["source"] = capture_environment(source=source)["source"]
+    changes = environment_changes(tmp_path, moved)
+    assert any(c.startswith("hostname differs") and "another-node" in c for c in changes)
+    assert any(c.startswith("source.sha256 differs") for c in changes)
+    assert environment_changes(tmp_path / "never-written", recorded) == []

@@ -135,6 +135,26 @@ def _write_metadata(run_dir: Path, opt: OptimizeOptions, backend) -> None:
     write_atomic(run_dir / "metadata.json", json.dumps(env, indent=2, default=str).encode())
 
 
+def environment_changes(run_dir: Path, current: dict) -> list[str]:
+    """What differs between the environment a run started in (its metadata.json) and `current`."""
+    from rocm_perf.backends.environment import compare_environments
+
+    try:
+        recorded = json.loads((run_dir / "metadata.json").read_text())
+    except (OSError, ValueError):
+        return []  # killed before the metadata was written: nothing to compare against
+    return compare_environments(recorded, current)
+
+
+def _warn_if_environment_changed(run_dir: Path, opt: OptimizeOptions, backend) -> None:
+    """A resumed run's later rounds are compared with its earlier ones: say if the machine changed."""
+    from rocm_perf.backends.environment import capture_environment
+
+    current = capture_environment(source=Path(opt.source), backend=backend, command=sys.argv)
+    for line in environment_changes(run_dir, current):
+        print(f"rocm-perf: warning: resuming {run_dir.name} in another environment: {line}", file=sys.stderr)
+
+
 class _Lock:
     """One process per run: a second `--resume` of a running run is refused."""
 
@@ -174,6 +194,8 @@ def run_optimize(args: argparse.Namespace) -> int:
     if run_dir is None:
         run_dir, ledger = create_run(opt, backend.name, backend.describe(), sys.argv)
         _write_metadata(run_dir, opt, backend)
+    else:
+        _warn_if_environment_changed(run_dir, opt, backend)
     lock = _Lock(run_dir)
     if not opt.quiet:  # on stderr: --json keeps stdout for the summary
         print(f"backend: {backend.name} ({backend.describe()})", file=sys.stderr)
