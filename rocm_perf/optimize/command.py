@@ -31,10 +31,12 @@ def find_run(out_root: Path, run: str) -> Path:
         if not runs:
             raise RocmPerfError(f"{out_root}: no runs yet")
         return runs[0]
-    for candidate in (Path(run), Path(out_root) / run):
+    candidates = list(dict.fromkeys((Path(run), Path(out_root) / run)))  # one entry for an absolute path
+    for candidate in candidates:
         if (candidate / LEDGER_NAME).exists():
             return candidate
-    raise RocmPerfError(f"{run}: no such run (looked for {Path(run) / LEDGER_NAME} and {Path(out_root) / run / LEDGER_NAME})")
+    looked = " and ".join(str(c / LEDGER_NAME) for c in candidates)
+    raise RocmPerfError(f"{run}: no such run (looked for {looked}; `rocm-perf review` lists runs)")
 
 
 def list_runs(out_root: Path) -> list[Path]:
