@@ -247,13 +247,13 @@ def optimize_target(options, reporter, on_loop: Callable[[Any], None]) -> Path:
         backend = select_backend(options.backend)
         opt = options
         run_dir, ledger = oc.create_run(opt, backend.name, backend.describe(), sys.argv)
-        oc._write_metadata(run_dir, opt, backend)
-    lock = oc._Lock(run_dir)
+        oc.write_run_metadata(run_dir, opt, backend)
+    lock = oc.RunLock(run_dir)
     try:
         runner = ProfiledRounds(backend, program_args=opt.program_args, run_template=opt.run, timeout_s=opt.timeout_s,
                                 cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines)
         services = Services(backend=backend, runner=runner, tools=SourceTools.default(),
-                            compile_check=oc._compile_checker(opt.compile_check), reporter=reporter)
+                            compile_check=oc.compile_checker(opt.compile_check), reporter=reporter)
         loop = OptimizeLoop(run_dir, ledger, opt, services)
         on_loop(loop)
         loop.run()

@@ -117,7 +117,7 @@ def _ask_resume(run: Path) -> bool:
     return answer in ("", "y", "yes")
 
 
-def _compile_checker(mode: str):
+def compile_checker(mode: str):
     if mode == "off":
         return None
     from rocm_perf.backends.compile_check import compile_check, hipcc_available
@@ -130,7 +130,7 @@ def _compile_checker(mode: str):
     return compile_check
 
 
-def _write_metadata(run_dir: Path, opt: OptimizeOptions, backend) -> None:
+def write_run_metadata(run_dir: Path, opt: OptimizeOptions, backend) -> None:
     from rocm_perf.backends.environment import capture_environment
 
     env = capture_environment(source=Path(opt.source), backend=backend, command=sys.argv)
@@ -157,7 +157,7 @@ def _warn_if_environment_changed(run_dir: Path, opt: OptimizeOptions, backend) -
         print(f"rocm-perf: warning: resuming {run_dir.name} in another environment: {line}", file=sys.stderr)
 
 
-class _Lock:
+class RunLock:
     """One process per run: a second `--resume` of a running run is refused."""
 
     def __init__(self, run_dir: Path):
@@ -195,17 +195,17 @@ def run_optimize(args: argparse.Namespace) -> int:
     backend = select_backend(opt.backend if run_dir is None else ledger.get("backend"))
     if run_dir is None:
         run_dir, ledger = create_run(opt, backend.name, backend.describe(), sys.argv)
-        _write_metadata(run_dir, opt, backend)
+        write_run_metadata(run_dir, opt, backend)
     else:
         _warn_if_environment_changed(run_dir, opt, backend)
-    lock = _Lock(run_dir)
+    lock = RunLock(run_dir)
     if not opt.quiet:  # on stderr: --json keeps stdout for the summary
         print(f"backend: {backend.name} ({backend.describe()})", file=sys.stderr)
     reporter = make_reporter(quiet=opt.quiet, as_json=opt.as_json)
     runner = ProfiledRounds(backend, program_args=opt.program_args, run_template=opt.run, timeout_s=opt.timeout_s,
                             cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines)
     services = Services(backend=backend, runner=runner, tools=SourceTools.default(),
-                        compile_check=_compile_checker(opt.compile_check), reporter=reporter)
+                        compile_check=compile_checker(opt.compile_check), reporter=reporter)
     loop = OptimizeLoop(run_dir, ledger, opt, services)
     previous = {sig: signal.signal(sig, lambda *_: loop.request_stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
