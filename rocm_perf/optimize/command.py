@@ -118,6 +118,7 @@ def _ask_resume(run: Path) -> bool:
 
 
 def compile_checker(mode: str):
+    """The AMD compile check for --compile-check MODE: None for off (or auto without hipcc)."""
     if mode == "off":
         return None
     from rocm_perf.backends.compile_check import compile_check, hipcc_available
@@ -131,6 +132,7 @@ def compile_checker(mode: str):
 
 
 def write_run_metadata(run_dir: Path, opt: OptimizeOptions, backend) -> None:
+    """metadata.json of a new run: the machine, tools, command line and source it started with."""
     from rocm_perf.backends.environment import capture_environment
 
     env = capture_environment(source=Path(opt.source), backend=backend, command=sys.argv)
