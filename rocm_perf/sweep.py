@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from rocm_perf.atomic_file import write_atomic
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.report.durations import duration
 from rocm_perf.sweep_ledger import (
     DONE, FAILED, FINISHED, PENDING, QUARANTINED, RUNNING, SWEEP_DB, SweepLedger, TargetRow,
 )
@@ -342,7 +344,7 @@ class Sweep:
             self.ledger.set("settings", self.settings.to_json())
             self.session = self.ledger.start_session()
             log.info("sweep %s: session %d (pid %d), budget %s", self.dir, self.session, os.getpid(),
-                     _dur(self.settings.budget_s) if self.settings.budget_s else "none")
+                     duration(self.settings.budget_s) if self.settings.budget_s else "none")
             heartbeat.start()
             self.scan_targets()
             how = self._work()
@@ -537,7 +539,7 @@ class Sweep:
         prior = _run_elapsed(Path(row.run_dir)) if row.run_dir else 0.0
         self.ledger.update_target(row.name, status=RUNNING)
         self.ledger.event(row.name, "resume" if resume else "start", f"budget {share:.0f} s")
-        log.info("target %s: %s, %s of budget", row.name, "resuming" if resume else "optimizing", _dur(share))
+        log.info("target %s: %s, %s of budget", row.name, "resuming" if resume else "optimizing", duration(share))
         self.current = Current(state="optimizing", target=row.name, stage="starting", run_dir=row.run_dir)
         self.refresh()
         reporter = _sweep_reporter_class()(self)
@@ -581,11 +583,11 @@ class Sweep:
         self._record_result(row.name, Path(run_dir))
 
     def _record_result(self, name: str, run_dir: Path) -> None:
-        from rocm_perf.report.html import render_html, write_text_atomic
+        from rocm_perf.report.html import render_html
         from rocm_perf.report.run_view import load_run
 
         view = load_run(run_dir)
-        write_text_atomic(run_dir / "report.html", render_html(view))  # the run's own page, beside its report.md
+        write_atomic(run_dir / "report.html", render_html(view))  # the run's own page, beside its report.md
         self.ledger.update_target(name, status=DONE, run_dir=str(run_dir), final_ns=view.final_ns,
                                   accepted=len(view.accepted), rejected=len(view.rejected), reason="",
                                   **({"baseline_ns": view.baseline_ns} if view.baseline_ns else {}))
@@ -682,11 +684,11 @@ class Sweep:
     # ---- the end -----------------------------------------------------------------------------
 
     def _write_reports(self) -> None:
-        from rocm_perf.report.html import render_html, render_markdown, write_text_atomic
+        from rocm_perf.report.html import render_html, render_markdown
 
         view = load_sweep_view(self.dir)
-        write_text_atomic(self.dir / "report.html", render_html(view))
-        write_text_atomic(self.dir / "report.md", render_markdown(view))
+        write_atomic(self.dir / "report.html", render_html(view))
+        write_atomic(self.dir / "report.md", render_markdown(view))
 
     def summary_text(self, how: str) -> str:
         ledger = SweepLedger(self.dir)
@@ -699,7 +701,7 @@ class Sweep:
         for r in rows:
             counts[r.status] = counts.get(r.status, 0) + 1
         lines = [f"sweep {self.dir}: {how}" + (f" ({self.stop_signal})" if self.stop_signal and how == "stopped" else "")
-                 + f"; {_dur(used)} used" + (f" of {_dur(self.settings.budget_s)}" if self.settings.budget_s else "")]
+                 + f"; {duration(used)} used" + (f" of {duration(self.settings.budget_s)}" if self.settings.budget_s else "")]
         lines.append("  " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; {sum(r.accepted for r in rows)} accepted changes")
         for r in rows:
             if r.status == RUNNING:
@@ -757,18 +759,7 @@ def _run_source_sha(run_dir: Path) -> str | None:
 
 
 def _write_json(path: Path, doc: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(doc, indent=1, default=str), encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _dur(seconds: float | None) -> str:
-    if seconds is None:
-        return "n/a"
-    s = int(round(seconds))
-    h, rest = divmod(s, 3600)
-    m, sec = divmod(rest, 60)
-    return f"{h}h{m:02d}m" if h else (f"{m}m{sec:02d}s" if m else f"{sec}s")
+    write_atomic(path, json.dumps(doc, indent=1, default=str), durable=False)  # the heartbeat: rewritten often
 
 
 def _gains_text(s: dict) -> str:
@@ -793,7 +784,7 @@ class PlainDisplay:
         if key == self.last:
             return
         self.last = key
-        left = "no limit" if s["left_s"] is None else _dur(s["left_s"]) + " left"
+        left = "no limit" if s["left_s"] is None else duration(s["left_s"]) + " left"
         done = sum(n for st, n in s["counts"].items() if st in FINISHED)
         print(f"{time.strftime('%H:%M:%S')} [{s['state']}] {cur['target'] or '-'} {cur['stage']} | "
               f"{done} done, {len(s['queue'])} queued, {s['accepted']} accepted{_gains_text(s)} | {left}",
@@ -829,7 +820,7 @@ class RichDisplay:
         if cur["last_verdict"]:
             t.add_row("last", cur["last_verdict"])
         t.add_row("accepted", str(s["accepted"]) + _gains_text(s))
-        t.add_row("time left", "no limit" if s["left_s"] is None else _dur(s["left_s"]))
+        t.add_row("time left", "no limit" if s["left_s"] is None else duration(s["left_s"]))
         with self._lock:
             self.live.update(t)
 
@@ -897,14 +888,14 @@ def read_status(sweep_dir: Path) -> dict:
 def status_text(s: dict) -> str:
     cur = s["current"]
     if s["alive"] and s.get("stale"):
-        head = (f"sweep {s['sweep']}: {s['state']}, but no heartbeat for {_dur(s['heartbeat_age_s'])} "
+        head = (f"sweep {s['sweep']}: {s['state']}, but no heartbeat for {duration(s['heartbeat_age_s'])} "
                 f"(pid {s['pid']} holds the lock: stuck?)")
     elif s["alive"]:
         head = f"sweep {s['sweep']}: {s['state']} (pid {s['pid']}, heartbeat {s['heartbeat_age_s']:.0f} s ago)"
     elif s["state"] in ("finished", "stopped", "budget spent"):
         head = f"sweep {s['sweep']}: {s['state']} at {s['heartbeat_utc']}"
     else:
-        head = (f"sweep {s['sweep']}: NOT RUNNING (last heartbeat {_dur(s['heartbeat_age_s'])} ago, pid {s['pid']} "
+        head = (f"sweep {s['sweep']}: NOT RUNNING (last heartbeat {duration(s['heartbeat_age_s'])} ago, pid {s['pid']} "
                 f"gone); `rocm-perf sweep --resume {s['sweep']}` continues it")
     lines = [head]
     if cur.get("target"):
@@ -912,7 +903,7 @@ def status_text(s: dict) -> str:
     lines.append(f"  queue: {', '.join(s['queue']) if s['queue'] else '(empty)'}")
     lines.append("  targets: " + ", ".join(f"{n} {st}" for st, n in sorted(s["counts"].items())))
     lines.append(f"  accepted so far: {s['accepted']}{_gains_text(s)}")
-    lines.append("  budget: " + ("no limit" if s["budget_s"] is None else f"{_dur(s['left_s'])} left of {_dur(s['budget_s'])}"))
+    lines.append("  budget: " + ("no limit" if s["budget_s"] is None else f"{duration(s['left_s'])} left of {duration(s['budget_s'])}"))
     return "\n".join(lines)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from rocm_perf.atomic_file import write_atomic
 from rocm_perf.backends.base import Backend
 from rocm_perf.backends.process import last_lines
 from rocm_perf.backends.select import select_backend
@@ -73,9 +74,7 @@ def _environment(target: Path, backend: Backend) -> dict:
 
 
 def _write_json(path: Path, obj) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(obj, indent=2, default=str) + "\n")
 
 
 def run_profile(

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.optimize.artifacts import unified_diff, write_atomic
+from rocm_perf.atomic_file import write_atomic
+from rocm_perf.optimize.artifacts import unified_diff
 from rocm_perf.optimize.command import find_run
 from rocm_perf.optimize.ledger import open_ledger
 

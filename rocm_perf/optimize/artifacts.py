@@ -6,20 +6,10 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import os
 from pathlib import Path
 
+from rocm_perf.atomic_file import write_atomic
 from rocm_perf.optimize.ledger import Ledger, Trial
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write via a temporary file, fsync, rename: never a half-written file."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def unified_diff(before: str, after: str, name: str) -> str:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from rocm_perf import __version__
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.optimize.artifacts import build_summary, terminal_summary, write_atomic
+from rocm_perf.atomic_file import write_atomic
+from rocm_perf.optimize.artifacts import build_summary, terminal_summary
 from rocm_perf.optimize.ledger import LEDGER_NAME, Ledger, open_ledger
 from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools, Stopped, sha256_bytes
 from rocm_perf.optimize.measure import ProfiledRounds

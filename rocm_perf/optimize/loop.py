@@ -236,7 +236,6 @@ class OptimizeLoop:
         self.ledger.forget_rounds(BASELINE_TRIAL, "aa")
         base = self.ledger.baselines()[0]
         twin = self.ledger.get("twin_executable")
-        reference = self.ledger.get("reference_outputs")
         b, c = [], []
         for i in range(self.opt.aa_rounds):
             self._check_stop()
@@ -610,11 +609,12 @@ class OptimizeLoop:
 
     def _write_html_report(self) -> None:
         """report.html beside report.md (rocm_perf.report renders it from this run directory)."""
-        from rocm_perf.report.html import render_html, write_text_atomic
+        from rocm_perf.atomic_file import write_atomic
+        from rocm_perf.report.html import render_html
         from rocm_perf.report.run_view import load_run
 
         try:
-            write_text_atomic(self.run_dir / "report.html", render_html(load_run(self.run_dir)))
+            write_atomic(self.run_dir / "report.html", render_html(load_run(self.run_dir)))
         except RocmPerfError as e:
             self.ledger.set("report_html_error", str(e))
             self.report.message(f"report.html not written: {e}")

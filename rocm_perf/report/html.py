@@ -9,7 +9,6 @@ every network fetch, so even a mistake cannot reach out.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import re
 from pathlib import Path
 
@@ -20,7 +19,9 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import CppLexer
 
 from rocm_perf import __version__
+from rocm_perf.atomic_file import write_atomic
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.report.durations import duration
 from rocm_perf.report.plots import interval_plot, rounds_plot, share_bars
 from rocm_perf.report.run_view import RunView, SweepView
 
@@ -40,15 +41,6 @@ def time_ns(ns: float | None) -> str:
     if ns < 1e9:
         return f"{ns / 1e6:.4g} ms"
     return f"{ns / 1e9:.4g} s"
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "n/a"
-    seconds = int(round(seconds))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}h{m:02d}m" if h else (f"{m}m{s:02d}s" if m else f"{s}s")
 
 
 def speedup_text(speedup: float | None, interval: tuple[float, float] | None) -> str:
@@ -136,10 +128,6 @@ def render_markdown(view: RunView | SweepView) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def resolve_report_target(target: Path, out_root: Path) -> Path:
@@ -166,8 +154,8 @@ def run_report(target: Path, *, html: Path | None = None, markdown: Path | None 
     view = load_view(directory)
     html = html or directory / "report.html"
     markdown = markdown or directory / "report.md"
-    write_text_atomic(html, render_html(view))
-    write_text_atomic(markdown, render_markdown(view))
+    write_atomic(html, render_html(view))
+    write_atomic(markdown, render_markdown(view))
     print(f"wrote {html}")
     print(f"wrote {markdown}")
     return 0

@@ -7,9 +7,7 @@ Other analyses add their own sections through `extra_sections` (see the marked s
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from rocm_perf.atomic_file import write_atomic
 from rocm_perf.analysis.kernel_table import AgentRow, CategoryRow, KernelRow, agent_rows, category_rows, kernel_rows
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.report.metadata import build_metadata
@@ -120,21 +119,16 @@ def run_summary(
 # ---- files ------------------------------------------------------------------------------------
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def write_artifacts(summary: Summary, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    _write_atomic(out / "kernel_table.json", json.dumps(summary.kernel_table_json(), indent=2) + "\n")
-    _write_atomic(out / "profile_metadata.json", json.dumps(summary.metadata, indent=2, default=str) + "\n")
-    _write_atomic(out / "profile_summary.md", summary_markdown(summary))
+    write_atomic(out / "kernel_table.json", json.dumps(summary.kernel_table_json(), indent=2) + "\n")
+    write_atomic(out / "profile_metadata.json", json.dumps(summary.metadata, indent=2, default=str) + "\n")
+    write_atomic(out / "profile_summary.md", summary_markdown(summary))
     for section in summary.sections:
         for name, obj in section.files.items():
-            _write_atomic(out / name, json.dumps(obj, indent=2, default=str) + "\n")
+            write_atomic(out / name, json.dumps(obj, indent=2, default=str) + "\n")
 
 
 # ---- rendering --------------------------------------------------------------------------------
