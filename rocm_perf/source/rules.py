@@ -89,8 +89,16 @@ class Rule:
 
 
 def default_rules_dir() -> Path:
+    """$ROCM_PERF_RULES_DIR, else the checkout's rewrites/ (where users read and edit the rules; an
+    editable install runs from it), else the copy shipped in the package (`rocm_perf/rewrites/`)."""
     env = os.environ.get("ROCM_PERF_RULES_DIR")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "rewrites"
+    if env:
+        return Path(env)
+    package = Path(__file__).resolve().parents[1]
+    checkout = package.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "rewrites").is_dir():
+        return checkout / "rewrites"
+    return package / "rewrites"
 
 
 def _condition(path: Path, value: str) -> Condition:
@@ -152,7 +160,7 @@ def load_rules(rules_dir: Path | None = None) -> list[Rule]:
     """Every `*.j2` rule in the directory (default: the repo's rewrites/, or $ROCM_PERF_RULES_DIR)."""
     directory = Path(rules_dir) if rules_dir is not None else default_rules_dir()
     if not directory.is_dir():
-        raise RocmPerfError(f"{directory}: no rules directory (set ROCM_PERF_RULES_DIR to the rewrites/ folder)")
+        raise RocmPerfError(f"{directory}: no rules directory (set ROCM_PERF_RULES_DIR or --rules-dir to a folder of *.j2 rules)")
     rules = [parse_rule(p) for p in sorted(directory.glob(f"*{RULE_SUFFIX}"))]
     names = [r.name for r in rules]
     duplicates = sorted({n for n in names if names.count(n) > 1})
