@@ -62,7 +62,7 @@ def cmd_critical_path(args: argparse.Namespace) -> int:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from rocm_perf.backends.profile_command import run_profile
+    from rocm_perf.report.profile_command import run_profile
 
     return run_profile(
         Path(args.target),
@@ -108,8 +108,9 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
 
 def cmd_optimize(args: argparse.Namespace) -> int:
     from rocm_perf.optimize.command import run_optimize
+    from rocm_perf.report.html import write_run_html
 
-    return run_optimize(args)
+    return run_optimize(args, write_report=write_run_html)
 
 
 def cmd_review(args: argparse.Namespace) -> int:
@@ -125,7 +126,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from rocm_perf.trace.perfetto_export import run_export
+    from rocm_perf.report.perfetto_export import run_export
 
     return run_export(
         Path(args.profile),
@@ -147,9 +148,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from rocm_perf.report.html import write_run_html, write_sweep_reports
     from rocm_perf.sweep import run_sweep
 
-    return run_sweep(args)
+    return run_sweep(args, write_run_report=write_run_html, write_sweep_report=write_sweep_reports)
 
 
 def cmd_status(args: argparse.Namespace) -> int:

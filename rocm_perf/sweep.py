@@ -32,20 +32,24 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.report.durations import duration
+from rocm_perf.durations import duration
 from rocm_perf.sweep_ledger import (
     DONE, FAILED, FINISHED, PENDING, QUARANTINED, RUNNING, SWEEP_DB, SweepLedger, TargetRow,
 )
 from rocm_perf.sweep_targets import SweepTarget, discover_targets, source_hash
 
+if TYPE_CHECKING:
+    from rocm_perf.optimize.run_view import RunView
+
 STATUS_FILE = "status.json"
 LOCK_FILE = "sweep.lock"
 LOG_FILE = "sweep.log"
 HEARTBEAT_S = 5.0
+ReportWriter = Callable[[Path], None]  # writes the report files of a run or sweep directory
 MIN_SHARE_S = 30.0  # below this a target cannot even finish its baseline: the budget is spent
 
 log = logging.getLogger("rocm_perf.sweep")
@@ -312,11 +316,15 @@ class Sweep:
     """One process driving one sweep directory until its work or budget is done (or forever, watching)."""
 
     def __init__(self, sweep_dir: Path, settings: SweepSettings, *, triage=triage_target, optimize=optimize_target,
-                 display: "Display | None" = None):
+                 display: "Display | None" = None, write_run_report: ReportWriter | None = None,
+                 write_sweep_report: ReportWriter | None = None):
         self.dir = Path(sweep_dir)
         self.settings = settings
         self.triage = triage
         self.optimize = optimize
+        # The reports are the report layer's: the caller (the CLI) hands in what writes them.
+        self.write_run_report = write_run_report
+        self.write_sweep_report = write_sweep_report
         self.display = display or PlainDisplay()
         self.current = Current()
         self.stop_event = threading.Event()
@@ -583,11 +591,11 @@ class Sweep:
         self._record_result(row.name, Path(run_dir))
 
     def _record_result(self, name: str, run_dir: Path) -> None:
-        from rocm_perf.report.html import render_html
-        from rocm_perf.report.run_view import load_run
+        from rocm_perf.optimize.run_view import load_run
 
         view = load_run(run_dir)
-        write_atomic(run_dir / "report.html", render_html(view))  # the run's own page, beside its report.md
+        if self.write_run_report is not None:
+            self.write_run_report(run_dir)  # the run's own page, beside its report.md
         self.ledger.update_target(name, status=DONE, run_dir=str(run_dir), final_ns=view.final_ns,
                                   accepted=len(view.accepted), rejected=len(view.rejected), reason="",
                                   **({"baseline_ns": view.baseline_ns} if view.baseline_ns else {}))
@@ -684,11 +692,8 @@ class Sweep:
     # ---- the end -----------------------------------------------------------------------------
 
     def _write_reports(self) -> None:
-        from rocm_perf.report.html import render_html, render_markdown
-
-        view = load_sweep_view(self.dir)
-        write_atomic(self.dir / "report.html", render_html(view))
-        write_atomic(self.dir / "report.md", render_markdown(view))
+        if self.write_sweep_report is not None:
+            self.write_sweep_report(self.dir)
 
     def summary_text(self, how: str) -> str:
         ledger = SweepLedger(self.dir)
@@ -708,7 +713,8 @@ class Sweep:
                 lines.append(f"  stopped in {r.name} (run {r.run_dir or 'not started'}): `rocm-perf sweep --resume {self.dir}` continues it")
             elif r.status in (FAILED, QUARANTINED):
                 lines.append(f"  {r.status} {r.name}: {r.reason}")
-        lines.append(f"  report: {self.dir / 'report.html'}")
+        if self.write_sweep_report is not None:
+            lines.append(f"  report: {self.dir / 'report.html'}")
         return "\n".join(lines)
 
     def _log_to_file(self) -> logging.Handler:
@@ -833,9 +839,36 @@ Display = PlainDisplay | RichDisplay
 
 # ---- reading a sweep (report, status) ------------------------------------------------------------
 
-def load_sweep_view(sweep_dir: Path):
-    """The sweep's report record: its targets with their runs."""
-    from rocm_perf.report.run_view import SweepRow, SweepView, load_run
+@dataclass
+class SweepRow:
+    """One target of a sweep: its status and, once it ran, its run."""
+
+    target: str
+    status: str  # pending, running, done, failed, quarantined
+    reason: str = ""
+    run: RunView | None = None
+    attempts: int = 0
+
+
+@dataclass
+class SweepView:
+    name: str
+    path: Path
+    budget_s: float | None = None
+    used_s: float | None = None
+    state: str = ""
+    rows: list[SweepRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def runs(self) -> list[RunView]:
+        return [r.run for r in self.rows if r.run is not None]
+
+
+
+def load_sweep_view(sweep_dir: Path) -> SweepView:
+    """The sweep's report record: its targets with their runs (read-only)."""
+    from rocm_perf.optimize.run_view import load_run
 
     ledger = SweepLedger(sweep_dir)
     try:
@@ -953,8 +986,11 @@ def settings_from_args(args: argparse.Namespace, stored: dict | None) -> SweepSe
     return s
 
 
-def run_sweep(args: argparse.Namespace) -> int:
-    """`rocm-perf sweep TARGETS... [--budget 8h] [--per-target-budget D] [--resume SWEEP] [--watch]`."""
+def run_sweep(args: argparse.Namespace, *, write_run_report: ReportWriter | None = None,
+              write_sweep_report: ReportWriter | None = None) -> int:
+    """`rocm-perf sweep TARGETS... [--budget 8h] [--per-target-budget D] [--resume SWEEP] [--watch]`.
+
+    The writers of each run's and the sweep's report come from the caller (the report layer)."""
     if args.resume:
         sweep_dir = Path(args.resume)
         if not sweep_dir.is_dir():
@@ -971,4 +1007,5 @@ def run_sweep(args: argparse.Namespace) -> int:
         raise RocmPerfError(f"{' '.join(settings.target_args)}: no .cu/.hip sources found")  # checked before any directory is made
     display: Display = RichDisplay() if sys.stdout.isatty() else PlainDisplay(sys.stdout)
     print(f"sweep directory: {sweep_dir}", flush=True)
-    return Sweep(sweep_dir, settings, display=display).run()
+    return Sweep(sweep_dir, settings, display=display, write_run_report=write_run_report,
+                 write_sweep_report=write_sweep_report).run()

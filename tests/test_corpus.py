@@ -19,7 +19,7 @@ import pytest
 
 from conftest import IN_CI, KERNELS, hipcc_for_amd
 from rocm_perf.backends.base import ProfileResult
-from rocm_perf.backends.process import Completed, run
+from rocm_perf.process import Completed, run
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.model import Trace
 

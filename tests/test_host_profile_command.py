@@ -9,7 +9,7 @@ import pytest
 
 from conftest import DATA
 from host_programs import built  # noqa: F401  (the shared build fixture)
-from rocm_perf.backends.profile_command import run_profile
+from rocm_perf.report.profile_command import run_profile
 from rocm_perf.cli import main
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.load import load_trace

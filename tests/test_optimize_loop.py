@@ -24,6 +24,7 @@ from rocm_perf.optimize.ledger import open_ledger
 from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools, Stopped
 from rocm_perf.optimize.measure import RoundResult, output_fingerprint
 from rocm_perf.optimize.options import OptimizeOptions
+from rocm_perf.report.html import write_run_html
 from conftest import DATA
 
 PROGRAMS = DATA / "programs"
@@ -134,12 +135,14 @@ def options(tmp_path: Path, **kw) -> OptimizeOptions:
 def start(tmp_path, runner, backend=None, **kw):
     opt = options(tmp_path, **kw)
     run_dir, ledger = create_run(opt, "copy-double", "double", ["test"])
-    return run_dir, OptimizeLoop(run_dir, ledger, opt, Services(backend or CopyBuildDouble(), runner, TOOLS, None))
+    return run_dir, OptimizeLoop(run_dir, ledger, opt, Services(backend or CopyBuildDouble(), runner, TOOLS, None,
+                                                               write_report=write_run_html))
 
 
 def resume(run_dir, runner, backend=None, **kw):
     ledger = open_ledger(run_dir)
-    return OptimizeLoop(run_dir, ledger, options(run_dir.parent.parent, **kw), Services(backend or CopyBuildDouble(), runner, TOOLS, None))
+    return OptimizeLoop(run_dir, ledger, options(run_dir.parent.parent, **kw),
+                        Services(backend or CopyBuildDouble(), runner, TOOLS, None, write_report=write_run_html))
 
 
 def outcome(run_dir: Path) -> list[tuple]:

@@ -54,7 +54,7 @@ def test_fingerprint_ignores_display_and_budget_but_not_results(tmp_path):
 def test_program_arguments_after_double_dash_reach_the_options(tmp_path, monkeypatch):
     seen = {}
 
-    def fake_run(args):
+    def fake_run(args, **hooks):
         seen["opt"] = options_from_args(args)
         return 0
 

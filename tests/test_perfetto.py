@@ -11,7 +11,7 @@ import pytest
 from conftest import DATA
 from rocm_perf.cli import main
 from rocm_perf.trace.model import ApiCalls, KernelSymbol, Trace
-from rocm_perf.trace.perfetto_export import export_perfetto, us
+from rocm_perf.report.perfetto_export import export_perfetto, us
 
 PROFILES = [
     DATA / "rocpd_v3_multistream.db",
@@ -216,7 +216,7 @@ def test_export_memory_stays_bounded_while_the_file_grows(tmp_path, monkeypatch)
     """Events go to the file chunk by chunk: the export's own allocations (column-sized) stay well below the output, which a list of events would exceed."""
     import tracemalloc
 
-    import rocm_perf.trace.perfetto_export as pe
+    import rocm_perf.report.perfetto_export as pe
 
     monkeypatch.setattr(pe, "CHUNK_ROWS", 512)
     monkeypatch.setattr(pe, "WRITE_BUFFER", 1 << 16)

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, IN_CI
-from rocm_perf.backends.process import run as run_process
+from rocm_perf.process import run as run_process
 from rocm_perf.cli import main
 from rocm_perf.report.html import highlight_diff, md_cell, md_fenced, render_html, render_markdown
-from rocm_perf.report.run_view import Resources, RunView, SweepRow, SweepView, TrialView, load_run
+from rocm_perf.optimize.run_view import Resources, RunView, TrialView, load_run
+from rocm_perf.sweep import SweepRow, SweepView
 
 EVIL = '<script>console.error("xss")</script>'
 EVIL_FILE = '/tmp/<img src=x onerror=alert(1)>.cu'

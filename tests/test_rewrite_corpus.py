@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, KERNELS
-from rocm_perf.backends.process import last_lines, run
+from rocm_perf.process import last_lines, run
 from rocm_perf.source import analyze_source, applicable_rules, guard_candidate, load_rules, make_candidate
 
 CORPUS = sorted(KERNELS.glob("*.cu"))

@@ -11,7 +11,8 @@ import pytest
 from conftest import DATA, KERNELS
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.source import analyze_bytes, analyze_source, match_kernel
-from rocm_perf.source.parse import build_flags, find_resource_dir, parse_setup
+from rocm_perf.clang_resources import find_resource_dir
+from rocm_perf.source.parse import build_flags, parse_setup
 
 SRC = DATA / "source"
 CORPUS = sorted(KERNELS.glob("*.cu"))

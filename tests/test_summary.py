@@ -164,9 +164,10 @@ def test_bad_input_is_one_line_exit_2(case, tmp_path, capsys):
 
 def test_extra_sections_reach_terminal_json_markdown_and_files(monkeypatch, capsys, tmp_path):
     import rocm_perf.report.summary as summary
+    from rocm_perf.report.summary_section import SummarySection
 
-    section = summary.SummarySection(key="probe", title="Probe section", data={"answer": 42},
-                                      markdown="probe markdown", text="probe text", files={"probe.json": {"x": 1}})
+    section = SummarySection(key="probe", title="Probe section", data={"answer": 42},
+                             markdown="probe markdown", text="probe text", files={"probe.json": {"x": 1}})
     monkeypatch.setattr(summary, "extra_sections", lambda trace: [section])
     db = str(DATA / "rocpd_v3_docs_kernel_trace.db")
     assert main(["summary", db, "--out", str(tmp_path)]) == 0

@@ -26,6 +26,7 @@ from rocm_perf.sweep import (
 )
 from rocm_perf.sweep_ledger import DONE, FAILED, QUARANTINED, RUNNING, SweepLedger
 from rocm_perf.sweep_targets import discover_targets, load_manifest
+from rocm_perf.report.html import write_run_html, write_sweep_reports
 
 KERNEL = "__global__ void k(float* x) {{ x[0] = {value}; }}\nint main() {{ return 0; }}\n"
 
@@ -95,6 +96,10 @@ class Script:
         return run_dir
 
 
+# What the CLI hands a sweep to write its reports with (the sweep never imports the report).
+REPORTS = {"write_run_report": write_run_html, "write_sweep_report": write_sweep_reports}
+
+
 def settings(args: list[Path], **kw) -> SweepSettings:
     s = SweepSettings(target_args=[str(a) for a in args], budget_s=kw.pop("budget_s", 3000.0), backend="host")
     s.retry_wait_s = (0.01, 0.02)
@@ -158,7 +163,8 @@ def test_targets_run_in_order_of_expected_value_with_budget_rebalanced(tmp_path)
     write_sources(tmp_path / "k", ["a", "b", "c"])
     script = Script(cp={"a": 1e3, "b": 3e3, "c": 2e3})
     sweep_dir = tmp_path / "sweep"
-    assert Sweep(sweep_dir, settings([tmp_path / "k"], budget_s=3000.0), triage=script.triage, optimize=script.optimize).run() == 0
+    assert Sweep(sweep_dir, settings([tmp_path / "k"], budget_s=3000.0), triage=script.triage, optimize=script.optimize,
+                 **REPORTS).run() == 0
     assert [c[0] for c in script.calls] == ["b", "c", "a"]  # longest critical path first
     shares = [c[1] for c in script.calls]
     # Each target gets the budget left over the targets left: targets finishing early pass time on.
@@ -203,7 +209,8 @@ def test_failures_are_recorded_retried_and_quarantined_and_the_sweep_goes_on(tmp
     assert len(ledger.events("bad", "quarantined")) == 1
     # A resumed sweep does not try a quarantined or failed target again.
     script.calls.clear()
-    Sweep(sweep_dir, settings([tmp_path / "k"], max_attempts=3), triage=script.triage, optimize=script.optimize).run()
+    Sweep(sweep_dir, settings([tmp_path / "k"], max_attempts=3), triage=script.triage, optimize=script.optimize,
+          **REPORTS).run()
     assert script.calls == []
     report = (sweep_dir / "report.md").read_text()
     assert "quarantined" in report and "does not build" in report
@@ -264,6 +271,7 @@ from pathlib import Path
 import rocm_perf.sweep as sw
 from rocm_perf.optimize.ledger import open_ledger
 from rocm_perf.optimize.loop import Stopped
+from rocm_perf.report.html import write_run_html, write_sweep_reports
 
 sw.HEARTBEAT_S = 0.2
 sweep_dir, calls_file, slow = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
@@ -297,7 +305,8 @@ def optimize(options, reporter, on_loop):
     return run_dir
 
 settings = sw.SweepSettings(target_args=targets, budget_s=3600.0, backend="host")
-sys.exit(sw.Sweep(sweep_dir, settings, triage=triage, optimize=optimize, display=sw.PlainDisplay(sys.stdout)).run())
+sys.exit(sw.Sweep(sweep_dir, settings, triage=triage, optimize=optimize, display=sw.PlainDisplay(sys.stdout),
+                  write_run_report=write_run_html, write_sweep_report=write_sweep_reports).run())
 """
 
 

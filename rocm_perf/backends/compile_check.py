@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from rocm_perf.backends import process
+from rocm_perf import process
 from rocm_perf.backends.hipcc import amd_env, find_hipcc
 from rocm_perf.backends.compiler_output import first_errors
 from rocm_perf.backends.isa import count_instructions

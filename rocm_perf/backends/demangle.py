@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from rocm_perf.backends import process
+from rocm_perf import process
 
 
 def demangle_all(names: list[str]) -> dict[str, str]:

@@ -8,12 +8,13 @@ import shutil
 import sys
 from dataclasses import asdict, dataclass
 
-from rocm_perf.backends import process
+from rocm_perf import process
 from rocm_perf.backends.compile_check import choose_target, hipcc_available
 from rocm_perf.backends.environment import capture_environment
 from rocm_perf.backends.gpu_agents import find_gpu_agents
 from rocm_perf.backends.hipcc import amd_env, find_hipcc
 from rocm_perf.backends.rocprofv3 import find_rocprofv3
+from rocm_perf.clang_resources import find_resource_dir
 from rocm_perf.errors import RocmPerfError
 
 INSTALL_HIPCC = "sudo apt-get install -y hipcc libamdhip64-dev rocm-device-libs"
@@ -176,13 +177,9 @@ def _libclang() -> list[Check]:
         ]
     checks = [Check("source analysis", "libclang (python)", True, f"{library} (libclang {_package_version('libclang')})")]
     try:
-        from rocm_perf.source.parse import find_resource_dir
-
         checks.append(Check("source analysis", "clang resource dir", True, str(find_resource_dir())))
     except RocmPerfError as e:
         checks.append(Check("source analysis", "clang resource dir", False, str(e), INSTALL_CLANG))
-    except ImportError as e:
-        checks.append(Check("source analysis", "clang resource dir", False, f"source analysis not installed ({e})", None))
     return checks
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rocm_perf import __version__
-from rocm_perf.backends import process
+from rocm_perf import process
 from rocm_perf.backends.gpu_agents import find_gpu_agents
 from rocm_perf.backends.hipcc import amd_env, find_hipcc, find_rocm_tool, rocm_root
 

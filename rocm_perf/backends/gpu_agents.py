@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from rocm_perf.backends import process
+from rocm_perf import process
 from rocm_perf.backends.hipcc import find_rocm_tool
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from rocm_perf.backends.base import Backend, Program, ProfileResult
 from rocm_perf.backends.host_trace import read_host_log
 from rocm_perf.backends.launch_prepass import prepass
-from rocm_perf.backends.process import run
+from rocm_perf.process import run
 from rocm_perf.errors import RocmPerfError
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "host_runtime"

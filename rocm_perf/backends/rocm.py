@@ -6,7 +6,7 @@ import re
 from functools import cached_property
 from pathlib import Path
 
-from rocm_perf.backends import process
+from rocm_perf import process
 from rocm_perf.backends.base import Backend, Program, ProfileResult
 from rocm_perf.backends.compiler_output import first_errors
 from rocm_perf.backends.gpu_agents import GpuAgent, find_gpu_agents

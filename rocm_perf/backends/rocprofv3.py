@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from rocm_perf.backends import process
+from rocm_perf import process
 from rocm_perf.backends.hipcc import find_rocm_tool
 from rocm_perf.errors import RocmPerfError
 

@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 from rocm_perf import __version__
 from rocm_perf.errors import RocmPerfError
@@ -175,7 +176,11 @@ class RunLock:
         self.file.close()
 
 
-def run_optimize(args: argparse.Namespace) -> int:
+def run_optimize(args: argparse.Namespace, *, write_report: Callable[[Path], None] | None = None) -> int:
+    """`rocm-perf optimize`: create or resume the run, drive the loop, print its summary.
+
+    `write_report(run_dir)` writes the finished run's report.html (the CLI passes the report
+    layer's writer; the loop never imports the report)."""
     display = options_from_args(args)
     from rocm_perf.backends.select import select_backend
 
@@ -208,7 +213,7 @@ def run_optimize(args: argparse.Namespace) -> int:
     runner = ProfiledRounds(backend, program_args=opt.program_args, run_template=opt.run, timeout_s=opt.timeout_s,
                             cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines)
     services = Services(backend=backend, runner=runner, tools=SourceTools.default(),
-                        compile_check=compile_checker(opt.compile_check), reporter=reporter)
+                        compile_check=compile_checker(opt.compile_check), reporter=reporter, write_report=write_report)
     loop = OptimizeLoop(run_dir, ledger, opt, services)
     previous = {sig: signal.signal(sig, lambda *_: loop.request_stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -80,6 +80,8 @@ class Services:
     compile_check: Callable | None  # compile_check(source, arch=, flags=) -> CompileReport, or None
     reporter: Reporter = field(default_factory=Reporter)
     clock: Callable[[], float] = time.monotonic
+    # Writes the finished run's report.html (the report layer's; the CLI hands it in). None: no page.
+    write_report: Callable[[Path], None] | None = None
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -604,17 +606,15 @@ class OptimizeLoop:
             if t.status not in OPEN_STATUSES:
                 self._write_verdict(t.id)
         write_artifacts(self.run_dir, self.ledger, state=DONE)
-        self._write_html_report()
+        self._write_report()
         return DONE
 
-    def _write_html_report(self) -> None:
-        """report.html beside report.md (rocm_perf.report renders it from this run directory)."""
-        from rocm_perf.atomic_file import write_atomic
-        from rocm_perf.report.html import render_html
-        from rocm_perf.report.run_view import load_run
-
+    def _write_report(self) -> None:
+        """Hand the finished run directory to the report writer (report.html beside report.md)."""
+        if self.svc.write_report is None:
+            return
         try:
-            write_atomic(self.run_dir / "report.html", render_html(load_run(self.run_dir)))
+            self.svc.write_report(self.run_dir)
         except RocmPerfError as e:
             self.ledger.set("report_html_error", str(e))
             self.report.message(f"report.html not written: {e}")

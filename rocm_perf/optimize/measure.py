@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 from rocm_perf.backends.base import Backend
-from rocm_perf.backends.process import last_lines
+from rocm_perf.process import last_lines
 from rocm_perf.errors import RocmPerfError
 
 FAIL_CRASH = "crash"

@@ -10,7 +10,6 @@ import io
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console
@@ -18,12 +17,10 @@ from rich.table import Table
 
 from rocm_perf.analysis.critical_path import CriticalPathResult, analyze_critical_path
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.report.summary_section import SummarySection
 from rocm_perf.trace.load import load_trace
 from rocm_perf.trace.model import Trace
 from rocm_perf.trace.names import short_name
-
-if TYPE_CHECKING:
-    from rocm_perf.report.summary import SummarySection
 
 SUMMARY_TOP = 10
 
@@ -122,8 +119,6 @@ def run_critical_path(
 
 def critical_path_section(trace: Trace, *, null_stream: str = "legacy", top: int = SUMMARY_TOP) -> SummarySection | None:
     """The summary's critical-path part: top kernels by path share next to time share; critical_path.json."""
-    from rocm_perf.report.summary import SummarySection
-
     if not len(trace):
         return None
     title = "Critical path"

@@ -21,9 +21,10 @@ from pygments.lexers import CppLexer
 from rocm_perf import __version__
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.report.durations import duration
+from rocm_perf.durations import duration
+from rocm_perf.optimize.run_view import RunView, load_run
 from rocm_perf.report.plots import interval_plot, rounds_plot, share_bars
-from rocm_perf.report.run_view import RunView, SweepView
+from rocm_perf.sweep import SWEEP_DB, SweepView, load_sweep_view
 
 _TEMPLATES = Path(__file__).parent / "templates"
 _FORMATTER = HtmlFormatter(nowrap=True, classobj="hl", cssclass="hl")
@@ -128,8 +129,6 @@ def render_markdown(view: RunView | SweepView) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-
-
 def resolve_report_target(target: Path, out_root: Path) -> Path:
     """A run or sweep directory, given as a path or as a name under the runs root."""
     for candidate in (target, out_root / target):
@@ -140,12 +139,21 @@ def resolve_report_target(target: Path, out_root: Path) -> Path:
 
 def load_view(directory: Path) -> RunView | SweepView:
     """A sweep directory (it has sweep.db) or a run directory (ledger.db / summary.json)."""
-    from rocm_perf.report.run_view import load_run
-    from rocm_perf.sweep import SWEEP_DB, load_sweep_view
-
     if (directory / SWEEP_DB).exists():
         return load_sweep_view(directory)
     return load_run(directory)
+
+
+def write_run_html(run_dir: Path) -> None:
+    """A finished run's report.html, beside the report.md the loop wrote (the loop's report hook)."""
+    write_atomic(Path(run_dir) / "report.html", render_html(load_run(run_dir)))
+
+
+def write_sweep_reports(sweep_dir: Path) -> None:
+    """A sweep's report.html and report.md, from its ledger and its targets' runs (the sweep's hook)."""
+    view = load_sweep_view(sweep_dir)
+    write_atomic(Path(sweep_dir) / "report.html", render_html(view))
+    write_atomic(Path(sweep_dir) / "report.md", render_markdown(view))
 
 
 def run_report(target: Path, *, html: Path | None = None, markdown: Path | None = None, out_root: Path = Path("runs")) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +20,9 @@ from rocm_perf.atomic_file import write_atomic
 from rocm_perf.analysis.kernel_table import AgentRow, CategoryRow, KernelRow, agent_rows, category_rows, kernel_rows
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.report.metadata import build_metadata
+from rocm_perf.report.summary_section import SummarySection
 from rocm_perf.trace.load import load_trace
 from rocm_perf.trace.model import Trace
-
-
-@dataclass
-class SummarySection:
-    """An extra part of the summary contributed by another analysis (e.g. the critical path).
-
-    `data` goes into the JSON output under `key`; `markdown` into profile_summary.md; `text` is
-    printed on the terminal; `files` are written into --out as JSON (name -> object).
-    """
-
-    key: str
-    title: str
-    data: dict[str, Any]
-    markdown: str
-    text: str
-    files: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from rocm_perf.backends.process import run
+from rocm_perf.process import run
 from rocm_perf.trace.model import Trace
 
 _ELLIPSIS = "…"

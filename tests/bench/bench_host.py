@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from rocm_perf.backends.host import HostBackend  # noqa: E402
-from rocm_perf.backends.process import run  # noqa: E402
+from rocm_perf.process import run  # noqa: E402
 from rocm_perf.trace.load import load_trace  # noqa: E402
 
 

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.backends.base import Backend
-from rocm_perf.backends.process import last_lines
+from rocm_perf.process import last_lines
 from rocm_perf.backends.select import select_backend
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.load import load_trace

@@ -1,7 +1,8 @@
-"""What a report shows of a run or a sweep: plain records, filled from the run directory's files.
+"""A run as its readers see it: plain records filled from the run directory, read-only.
 
-The renderers (HTML, Markdown) read only these records; `load_run` / `load_sweep` are the one
-place that knows the run directory layout (ARCHITECTURE.md "Run directory").
+The reports (rocm_perf.report) and the sweep read a run only through `load_run`, the one place
+outside the loop that knows the run directory's layout (ARCHITECTURE.md "Run directory"); it
+opens the ledger, reads, and closes it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
 
 
 @dataclass
@@ -133,32 +137,6 @@ class RunView:
         return Counter(t.reason or "no reason recorded" for t in self.rejected)
 
 
-@dataclass
-class SweepRow:
-    """One target of a sweep: its status and, once it ran, its run."""
-
-    target: str
-    status: str  # pending, running, done, failed, quarantined
-    reason: str = ""
-    run: RunView | None = None
-    attempts: int = 0
-
-
-@dataclass
-class SweepView:
-    name: str
-    path: Path
-    budget_s: float | None = None
-    used_s: float | None = None
-    state: str = ""
-    rows: list[SweepRow] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def runs(self) -> list[RunView]:
-        return [r.run for r in self.rows if r.run is not None]
-
-
 # ---- reading a run directory ---------------------------------------------------------------------
 
 def _median(values: list[float]) -> float | None:
@@ -232,9 +210,6 @@ def load_run(run_dir: Path) -> RunView:
     Works on a finished run, on one still running and on one that was killed: whatever the
     ledger holds is shown.
     """
-    from rocm_perf.errors import RocmPerfError
-    from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
-
     run_dir = Path(run_dir)
     if not (run_dir / LEDGER_NAME).exists():
         raise RocmPerfError(f"{run_dir}: not a rocm-perf run directory (no {LEDGER_NAME})")
