@@ -149,13 +149,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from rocm_perf.report.html import write_run_html, write_sweep_reports
-    from rocm_perf.sweep import run_sweep
+    from rocm_perf.sweep.command import run_sweep
 
     return run_sweep(args, write_run_report=write_run_html, write_sweep_report=write_sweep_reports)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from rocm_perf.sweep import run_status
+    from rocm_perf.sweep.status import run_status
 
     return run_status(Path(args.sweep), as_json=args.json)
 
@@ -275,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("sweep", help="optimize many targets within a time budget; resumable; --watch keeps running")
-    from rocm_perf.sweep import add_sweep_arguments
+    from rocm_perf.sweep.command import add_sweep_arguments
 
     add_sweep_arguments(p)
     _add_backend_option(p)

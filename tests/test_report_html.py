@@ -13,7 +13,7 @@ from rocm_perf.process import run as run_process
 from rocm_perf.cli import main
 from rocm_perf.report.html import highlight_diff, md_cell, md_fenced, render_html, render_markdown
 from rocm_perf.optimize.run_view import Resources, RunView, TrialView, load_run
-from rocm_perf.sweep import SweepRow, SweepView
+from rocm_perf.sweep.view import SweepRow, SweepView
 
 EVIL = '<script>console.error("xss")</script>'
 EVIL_FILE = '/tmp/<img src=x onerror=alert(1)>.cu'

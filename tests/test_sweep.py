@@ -21,12 +21,14 @@ import pytest
 from conftest import DATA, ROOT
 from rocm_perf.cli import main
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.sweep import (
-    STATUS_FILE, Sweep, SweepLock, SweepSettings, TargetFailed, Triage, parse_budget, read_status, status_text,
-)
-from rocm_perf.sweep_ledger import DONE, FAILED, QUARANTINED, RUNNING, SweepLedger
-from rocm_perf.sweep_targets import discover_targets, load_manifest
 from rocm_perf.report.html import write_run_html, write_sweep_reports
+from rocm_perf.sweep.daemon import SweepLock
+from rocm_perf.sweep.ledger import DONE, FAILED, QUARANTINED, RUNNING, SweepLedger
+from rocm_perf.sweep.loop import Sweep
+from rocm_perf.sweep.run_target import TargetFailed, Triage
+from rocm_perf.sweep.schedule import SweepSettings, parse_budget
+from rocm_perf.sweep.status import STATUS_FILE, read_status, status_text
+from rocm_perf.sweep.targets import discover_targets, load_manifest
 
 KERNEL = "__global__ void k(float* x) {{ x[0] = {value}; }}\nint main() {{ return 0; }}\n"
 
@@ -241,7 +243,7 @@ def test_budget_spent_stops_before_the_next_target(tmp_path):
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from rocm_perf.sweep import SweepLock
+from rocm_perf.sweep.daemon import SweepLock
 SweepLock(Path(sys.argv[1])).acquire()
 print("locked", flush=True)
 time.sleep(120)
@@ -268,17 +270,21 @@ def test_lock_refuses_a_second_sweep_and_dies_with_its_holder(tmp_path):
 SCRIPTED_SWEEP = r"""
 import json, sys, time
 from pathlib import Path
-import rocm_perf.sweep as sw
 from rocm_perf.optimize.ledger import open_ledger
 from rocm_perf.optimize.loop import Stopped
 from rocm_perf.report.html import write_run_html, write_sweep_reports
+from rocm_perf.sweep import daemon
+from rocm_perf.sweep.display import PlainDisplay
+from rocm_perf.sweep.loop import Sweep
+from rocm_perf.sweep.run_target import Triage
+from rocm_perf.sweep.schedule import SweepSettings
 
-sw.HEARTBEAT_S = 0.2
+daemon.HEARTBEAT_S = 0.2
 sweep_dir, calls_file, slow = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 targets = sys.argv[4:]
 
 def triage(target, work_dir, backend):
-    return sw.Triage(baseline_ns={"a": 3e3, "b": 2e3, "c": 1e3}[target.name], candidates=1)
+    return Triage(baseline_ns={"a": 3e3, "b": 2e3, "c": 1e3}[target.name], candidates=1)
 
 def optimize(options, reporter, on_loop):
     name = Path(options.out).name
@@ -304,9 +310,9 @@ def optimize(options, reporter, on_loop):
     ledger.close()
     return run_dir
 
-settings = sw.SweepSettings(target_args=targets, budget_s=3600.0, backend="host")
-sys.exit(sw.Sweep(sweep_dir, settings, triage=triage, optimize=optimize, display=sw.PlainDisplay(sys.stdout),
-                  write_run_report=write_run_html, write_sweep_report=write_sweep_reports).run())
+settings = SweepSettings(target_args=targets, budget_s=3600.0, backend="host")
+sys.exit(Sweep(sweep_dir, settings, triage=triage, optimize=optimize, display=PlainDisplay(sys.stdout),
+               write_run_report=write_run_html, write_sweep_report=write_sweep_reports).run())
 """
 
 
@@ -479,7 +485,7 @@ def test_progress_on_a_terminal_and_as_a_plain_log(tmp_path):
 
     from rich.console import Console
 
-    from rocm_perf.sweep import PlainDisplay, RichDisplay
+    from rocm_perf.sweep.display import PlainDisplay, RichDisplay
 
     write_sources(tmp_path / "k", ["a", "b"])
     screen = io.StringIO()

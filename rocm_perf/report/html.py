@@ -24,7 +24,8 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.durations import duration
 from rocm_perf.optimize.run_view import RunView, load_run
 from rocm_perf.report.plots import interval_plot, rounds_plot, share_bars
-from rocm_perf.sweep import SWEEP_DB, SweepView, load_sweep_view
+from rocm_perf.sweep.ledger import SWEEP_DB
+from rocm_perf.sweep.view import SweepView, load_sweep_view
 
 _TEMPLATES = Path(__file__).parent / "templates"
 _FORMATTER = HtmlFormatter(nowrap=True, classobj="hl", cssclass="hl")

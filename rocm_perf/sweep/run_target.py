@@ -1,0 +1,175 @@
+"""One target's work, the seam between the sweep and whatever runs a target.
+
+A sweep calls two functions per target (`Sweep(triage=, optimize=)`):
+
+    triage(target: SweepTarget, work_dir: Path, backend: str) -> Triage
+        build once, profile once: does it run, how long is its critical path, how much to try;
+        raises TargetFailed for what retrying cannot fix (it does not build).
+    optimize(options: OptimizeOptions, reporter: Reporter, on_loop) -> Path
+        run (or resume) the closed loop of one target, whose options `optimize_options` built
+        from the target's spec; returns the run directory, whose ledger holds the result.
+        `reporter` receives progress; `on_loop(loop)` receives an object with `run_dir` and
+        `request_stop()` as soon as the run exists, so that a stop request reaches it.
+
+`triage_target` and `optimize_target` below run them in this process. Another executor (other
+devices, a batch scheduler) is another pair of functions of the same shape.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from rocm_perf.errors import RocmPerfError
+from rocm_perf.sweep.targets import SweepTarget, source_hash
+
+
+@dataclass
+class Triage:
+    """A target's first look: does it build and run, how long is its critical path, how much to try."""
+
+    baseline_ns: float
+    candidates: int
+    note: str = ""
+
+
+class TargetFailed(Exception):
+    """A target failed in a way retrying cannot fix (it does not build): record it, go on."""
+
+
+def triage_target(target: SweepTarget, work_dir: Path, backend_name: str) -> Triage:
+    """Build once, profile once, weigh the critical path; count the loops a rewrite could touch."""
+    from rocm_perf.analysis.critical_path import analyze_critical_path
+    from rocm_perf.backends.select import select_backend
+    from rocm_perf.optimize.measure import program_argv
+    from rocm_perf.trace.load import load_trace
+
+    opts = target.options
+    flags = list(opts.get("cflags", []))
+    timeout = float(opts.get("timeout", 300.0))
+    backend = select_backend(backend_name)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        program = backend.build(target.source, work_dir / "build", flags, timeout=timeout)
+    except RocmPerfError as e:
+        raise TargetFailed(f"does not build: {str(e).splitlines()[0][:300]}") from e
+    argv = program_argv(program.executable, list(opts.get("args", [])), opts.get("run"))
+    result = backend.profile(argv, work_dir / "profile", timeout=timeout, cwd=target.source.parent)
+    if result.timed_out:
+        raise RocmPerfError(f"{target.source}: the program timed out after {timeout:.0f} s")
+    if result.returncode != 0:
+        tail = (result.stderr or "").strip().splitlines()[-1:] or [""]
+        raise RocmPerfError(f"{target.source}: the program exits with {result.returncode} {tail[0][:200]}".rstrip())
+    if not result.databases:
+        raise RocmPerfError(f"{target.source}: the profiler wrote no database")
+    cp = analyze_critical_path(load_trace(result.databases[0]))
+    return Triage(baseline_ns=float(cp.critical_path_ns), candidates=_count_loops(target, flags))
+
+
+def _count_loops(target: SweepTarget, flags: list[str]) -> int:
+    """Loops in the source's kernels: the candidates still to try, before any run has tried one."""
+    from rocm_perf.source import analyze_source
+
+    analysis = analyze_source(target.source, flags)
+    return max(1, len(analysis.loops))
+
+
+def optimize_options(target: SweepTarget, *, out: Path, budget_s: float, backend: str, resume: str | None,
+                     max_trials: int | None):
+    """The OptimizeOptions of one target's run, from its manifest options."""
+    from rocm_perf.optimize.options import OptimizeOptions, parse_duration, parse_fraction
+
+    o = target.options
+    kw: dict[str, Any] = dict(
+        source=target.source, program_args=list(o.get("args", [])), backend=backend, run=o.get("run"),
+        kernels=list(o.get("kernels", [])), rules=list(o.get("rules", [])),
+        rules_dir=Path(o["rules_dir"]) if o.get("rules_dir") else None, factors=list(o.get("factors", [])),
+        time_budget_s=budget_s, cflags=list(o.get("cflags", [])), out=out, resume=resume, quiet=True,
+    )
+    if "budget" in o:
+        kw["time_budget_s"] = min(budget_s, parse_duration(o["budget"]))
+    if "min_gain" in o:
+        kw["min_gain"] = parse_fraction(o["min_gain"], f"{target.name}: min_gain")
+    if "confidence" in o:
+        kw["confidence"] = parse_fraction(o["confidence"], f"{target.name}: confidence")
+    for key in ("rounds", "max_rounds", "aa_rounds", "arch", "compile_check", "timing_lines", "allow_lower_occupancy"):
+        if key in o:
+            kw[key] = o[key]
+    if "timeout" in o:
+        kw["timeout_s"] = float(o["timeout"])
+    if "max_trials" in o or max_trials is not None:
+        kw["max_trials"] = int(o.get("max_trials", max_trials))
+    return OptimizeOptions(**kw)
+
+
+def optimize_target(options, reporter, on_loop: Callable[[Any], None]) -> Path:
+    """Run (or resume) the closed loop for one target; returns its run directory.
+
+    A thin adapter over rocm_perf.optimize.command's pieces (its `run_optimize` takes argparse
+    arguments, prints, and owns the signals; a sweep needs none of that). It resumes the
+    unfinished run of the same source and options under `options.out` when there is one, so a
+    run a killed sweep left behind is continued, never started twice. `on_loop` receives the
+    loop as soon as it exists, so that a stop request reaches it between rounds.
+    """
+    from dataclasses import replace
+
+    from rocm_perf.backends.select import select_backend
+    from rocm_perf.optimize import command as oc
+    from rocm_perf.optimize.ledger import open_ledger
+    from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools
+    from rocm_perf.optimize.measure import ProfiledRounds
+
+    if options.resume:
+        existing = oc.find_run(options.out, options.resume)
+    else:
+        existing = oc.unfinished_run_for(options.out, options.fingerprint())
+        if existing is not None and run_source_sha(existing) != source_hash(Path(options.source)):
+            existing = None  # an unfinished run of an older version of the source: start afresh
+    if existing is not None:
+        run_dir = existing
+        ledger = open_ledger(run_dir)
+        opt = replace(oc.recorded_options(ledger, options), time_budget_s=options.time_budget_s)
+        backend = select_backend(ledger.get("backend"))
+    else:
+        backend = select_backend(options.backend)
+        opt = options
+        run_dir, ledger = oc.create_run(opt, backend.name, backend.describe(), sys.argv)
+        oc.write_run_metadata(run_dir, opt, backend)
+    lock = oc.RunLock(run_dir)
+    try:
+        runner = ProfiledRounds(backend, program_args=opt.program_args, run_template=opt.run, timeout_s=opt.timeout_s,
+                                cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines)
+        services = Services(backend=backend, runner=runner, tools=SourceTools.default(),
+                            compile_check=oc.compile_checker(opt.compile_check), reporter=reporter)
+        loop = OptimizeLoop(run_dir, ledger, opt, services)
+        on_loop(loop)
+        loop.run()
+        return run_dir
+    finally:
+        lock.release()
+        ledger.close()
+
+
+def run_elapsed(run_dir: Path) -> float:
+    """Seconds an interrupted run has already spent (its ledger keeps them)."""
+    from rocm_perf.optimize.ledger import LEDGER_NAME, Ledger
+
+    if not (run_dir / LEDGER_NAME).exists():
+        return 0.0
+    ledger = Ledger(run_dir / LEDGER_NAME)
+    try:
+        return float(ledger.get("elapsed_s", 0.0) or 0.0)
+    finally:
+        ledger.close()
+
+
+def run_source_sha(run_dir: Path) -> str | None:
+    from rocm_perf.optimize.ledger import open_ledger
+
+    ledger = open_ledger(run_dir)
+    try:
+        return ledger.get("source_sha256")
+    finally:
+        ledger.close()
