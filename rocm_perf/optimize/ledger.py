@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.sqlite_db import LedgerDB, Schema
 
-SCHEMA_VERSION = 1
 LEDGER_NAME = "ledger.db"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+# Version 1. A change to the tables appends a Migration to SCHEMA (sqlite_db.py) and edits this text.
+_TABLES = """
 CREATE TABLE IF NOT EXISTS transitions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, state TEXT NOT NULL, detail TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS baselines (
@@ -46,6 +46,8 @@ CREATE TABLE IF NOT EXISTS decisions (
     trial_id INTEGER NOT NULL, phase TEXT NOT NULL, verdict TEXT NOT NULL, reason TEXT NOT NULL,
     data TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (trial_id, phase));
 """
+SCHEMA = Schema("run ledger", _TABLES)
+SCHEMA_VERSION = SCHEMA.version
 
 # Trial id 0 holds the baseline's own rounds (reference run, A/A noise floor).
 BASELINE_TRIAL = 0
@@ -101,53 +103,24 @@ class Baseline:
     resources: dict
 
 
-def _unwritable(path: Path, e: Exception) -> RocmPerfError:
-    return RocmPerfError(f"{path}: cannot write the run ledger ({e}); free disk space or choose another --out")
-
-
-class Ledger:
-    """A thin, committed-at-every-call wrapper around ledger.db."""
+class Ledger(LedgerDB):
+    """ledger.db: every call is committed before it returns (sqlite_db.LedgerDB)."""
 
     def __init__(self, path: Path, *, create: bool = False):
-        self.path = Path(path)
-        if not create and not self.path.exists():
-            raise RocmPerfError(f"{self.path}: no ledger here (not a rocm-perf optimize run directory)")
-        try:
-            self.db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")
-            self.db.executescript(_SCHEMA)
-            if create and self.get("schema_version") is None:
-                self.set("schema_version", SCHEMA_VERSION)
-        except sqlite3.OperationalError as e:
-            raise _unwritable(self.path, e) from e
-        except sqlite3.DatabaseError as e:
-            raise RocmPerfError(f"{self.path}: not a rocm-perf ledger ({e})") from e
-        version = self.get("schema_version")
-        if version != SCHEMA_VERSION:
-            raise RocmPerfError(f"{self.path}: ledger schema {version}, this rocm-perf reads {SCHEMA_VERSION}")
+        if not create and not Path(path).exists():
+            raise RocmPerfError(f"{path}: no ledger here (not a rocm-perf optimize run directory)")
+        super().__init__(path, SCHEMA, create=create)
 
-    def close(self) -> None:
-        self.db.close()
+    def _unwritable(self, e: Exception) -> RocmPerfError:
+        return RocmPerfError(f"{self.path}: cannot write the run ledger ({e}); free disk space or choose another --out")
 
-    def _write(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
-        """One statement, committed (autocommit); disk-full and read-only become a clear error."""
-        try:
-            return self.db.execute(sql, params)
-        except sqlite3.OperationalError as e:
-            raise _unwritable(self.path, e) from e
+    def _open_error(self, e: sqlite3.Error) -> RocmPerfError:
+        if isinstance(e, sqlite3.OperationalError):
+            return self._unwritable(e)
+        return self._foreign(str(e))
 
-    def transaction(self) -> "_Transaction":
-        return _Transaction(self)
-
-    # ---- meta ------------------------------------------------------------------------------
-
-    def set(self, key: str, value: Any) -> None:
-        self._write("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
-
-    def get(self, key: str, default: Any = None) -> Any:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return default if row is None else json.loads(row[0])
+    def _foreign(self, why: str) -> RocmPerfError:
+        return RocmPerfError(f"{self.path}: not a rocm-perf ledger ({why})")
 
     # ---- the state machine -----------------------------------------------------------------
 
@@ -269,23 +242,6 @@ class Ledger:
             params = (phase,)
         for t, p, v, r, d in self.db.execute(sql + " ORDER BY at", params).fetchall():
             yield t, p, {"verdict": v, "reason": r, **json.loads(d)}
-
-
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back when the block raises."""
-
-    def __init__(self, ledger: Ledger):
-        self.ledger = ledger
-
-    def __enter__(self) -> "_Transaction":
-        self.ledger._write("BEGIN IMMEDIATE")
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.ledger._write("COMMIT")
-        else:
-            self.ledger.db.execute("ROLLBACK")
 
 
 def _trial(row: tuple) -> Trial:

@@ -13,22 +13,21 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.sqlite_db import LedgerDB, Schema
 
 SWEEP_DB = "sweep.db"
-SCHEMA_VERSION = 1
 
 PENDING, RUNNING, DONE, FAILED, QUARANTINED = "pending", "running", "done", "failed", "quarantined"
 FINISHED = (DONE, FAILED, QUARANTINED)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+# Version 1. A change to the tables appends a Migration to SCHEMA (sqlite_db.py) and edits this text.
+_TABLES = """
 CREATE TABLE IF NOT EXISTS targets (
     id INTEGER PRIMARY KEY AUTOINCREMENT, identity TEXT NOT NULL UNIQUE, name TEXT NOT NULL UNIQUE,
     spec TEXT NOT NULL, source_sha256 TEXT NOT NULL, status TEXT NOT NULL,
@@ -43,6 +42,8 @@ CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL,
     detail TEXT NOT NULL);
 """
+SCHEMA = Schema("sweep ledger", _TABLES)
+SCHEMA_VERSION = SCHEMA.version
 
 
 @dataclass
@@ -73,44 +74,15 @@ _UPDATABLE = frozenset({"status", "attempts", "reason", "run_dir", "expected_val
                         "accepted", "rejected", "used_s", "generation", "source_sha256", "spec"})
 
 
-class SweepLedger:
-    """sweep.db; every call commits. One writer process at a time (the sweep lock sees to it)."""
+class SweepLedger(LedgerDB):
+    """sweep.db; every call commits (sqlite_db.LedgerDB). One writer process at a time (the sweep
+    lock sees to it); the heartbeat thread opens its own connection."""
 
     def __init__(self, sweep_dir: Path, *, create: bool = False):
-        self.path = Path(sweep_dir) / SWEEP_DB
-        if not create and not self.path.exists():
+        path = Path(sweep_dir) / SWEEP_DB
+        if not create and not path.exists():
             raise RocmPerfError(f"{sweep_dir}: not a sweep directory (no {SWEEP_DB})")
-        try:
-            self.db = sqlite3.connect(str(self.path), isolation_level=None, timeout=30, check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")
-            self.db.executescript(_SCHEMA)
-            if self.get("schema_version") is None:
-                self.set("schema_version", SCHEMA_VERSION)
-        except sqlite3.OperationalError as e:
-            raise RocmPerfError(f"{self.path}: cannot write the sweep ledger ({e})") from e
-        except sqlite3.DatabaseError as e:
-            raise RocmPerfError(f"{self.path}: not a rocm-perf sweep ledger ({e})") from e
-        if self.get("schema_version") != SCHEMA_VERSION:
-            raise RocmPerfError(f"{self.path}: sweep ledger schema {self.get('schema_version')}, this rocm-perf reads {SCHEMA_VERSION}")
-
-    def close(self) -> None:
-        self.db.close()
-
-    def _write(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
-        try:
-            return self.db.execute(sql, params)
-        except sqlite3.OperationalError as e:
-            raise RocmPerfError(f"{self.path}: cannot write the sweep ledger ({e}); free disk space") from e
-
-    # ---- meta ------------------------------------------------------------------------------
-
-    def set(self, key: str, value: Any) -> None:
-        self._write("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
-
-    def get(self, key: str, default: Any = None) -> Any:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return default if row is None else json.loads(row[0])
+        super().__init__(path, SCHEMA, create=create, threads=True)
 
     # ---- targets ---------------------------------------------------------------------------
 

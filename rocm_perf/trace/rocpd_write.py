@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from rocm_perf.sqlite_db import connect_bulk
 from rocm_perf.trace.model import UNKNOWN, Agent, Trace
 from rocm_perf.trace.rocpd_read import DIGEST_ARG
 from rocm_perf.trace.rocpd_schema import SCHEMA_VERSION, create_statements, new_uuid, table_columns, table_name
@@ -37,10 +38,8 @@ def write_rocpd(trace: Trace, path: Path, *, command: str = "", hostname: str = 
     tmp = Path(tmp_name)
     try:
         tmp.unlink()  # sqlite wants to create the file itself
-        con = sqlite3.connect(tmp)
+        con = connect_bulk(tmp)
         try:
-            con.execute("PRAGMA journal_mode=OFF")
-            con.execute("PRAGMA synchronous=OFF")
             _Writer(con, trace, command=command, hostname=hostname, pid=pid).write()
             con.commit()
         finally:

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.sqlite_db import connect_readonly
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -19,7 +20,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
     """A read-only connection; any SQLite failure inside the block becomes a RocmPerfError naming the file."""
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con = connect_readonly(path)
     except sqlite3.Error as e:
         raise RocmPerfError(f"{path}: cannot open as SQLite ({e})") from e
     try:
