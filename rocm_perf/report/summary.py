@@ -104,8 +104,6 @@ def run_summary(
 # ---- files ------------------------------------------------------------------------------------
 
 
-
-
 def write_artifacts(summary: Summary, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / "kernel_table.json", json.dumps(summary.kernel_table_json(), indent=2) + "\n")
