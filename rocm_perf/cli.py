@@ -46,6 +46,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
         expect_arch=args.expect_arch,
         top=None if args.all else args.top,
         meta=_parse_meta(args.meta),
+        by_phase=args.by_phase,
     )
 
 
@@ -163,6 +164,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 # ---- parser -----------------------------------------------------------------------------------
 
 
+PROFILE_HELP = ("a rocpd .db (or rocprofv3 output folder), a legacy .rpd (or .rpd.gz), a kernel_trace.csv or a folder "
+                "of rocprofv3 CSVs, or a PyTorch profiler trace (.json, .json.gz, or a folder of them, one per rank)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rocm-perf",
@@ -173,18 +178,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("summary", help="kernel table of a profile (rocpd, legacy RPD, rocprofv3 CSV)")
-    p.add_argument("profile", help="a rocpd .db, a legacy .rpd (or .rpd.gz), a kernel_trace.csv or a folder of rocprofv3 CSVs")
+    p = sub.add_parser("summary", help="kernel table of a profile (rocpd, legacy RPD, rocprofv3 CSV, PyTorch trace)")
+    p.add_argument("profile", help=PROFILE_HELP)
     p.add_argument("--out", help="write kernel_table.json, profile_summary.md, profile_metadata.json, critical_path.json here")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--expect-arch", help="the GPU architecture you meant to profile (e.g. gfx942)")
     p.add_argument("--top", type=int, default=20, help="kernels to show (default: 20)")
     p.add_argument("--all", action="store_true", help="show every kernel")
     p.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE", help="metadata only you know (model_name, experiment_id, ...)")
+    p.add_argument("--by-phase", action="store_true",
+                   help="a kernel table per roctx range (nested as outer/inner; PyTorch: user annotations), "
+                   "with each phase's wall and GPU time; --json adds `phases`")
     p.set_defaults(func=cmd_summary)
 
     p = sub.add_parser("critical-path", help="rank kernels by their share of the dispatch DAG's critical path")
-    p.add_argument("profile")
+    p.add_argument("profile", help=PROFILE_HELP)
     p.add_argument("--top", type=int, default=None, help="show only the first N kernels")
     p.add_argument("--json", action="store_true")
     p.add_argument(
@@ -261,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_apply)
 
     p = sub.add_parser("export", help="a profile as Chrome trace-event JSON for ui.perfetto.dev")
-    p.add_argument("profile", help="a rocpd .db, a legacy .rpd (or .rpd.gz), a kernel_trace.csv or a folder of rocprofv3 CSVs")
+    p.add_argument("profile", help=PROFILE_HELP)
     p.add_argument("--perfetto", required=True, metavar="OUT.json", help="write the trace-event JSON here")
     p.add_argument("--null-stream", choices=["legacy", "per-thread"], default="legacy", help="as for critical-path")
     p.add_argument("--no-critical-path", action="store_true", help="skip the DAG analysis (no critical-path track or dependency arrows)")

@@ -140,7 +140,7 @@ class HostBackend(Backend):
         databases: list[Path] = []
         hostname = socket.gethostname()
         for raw in sorted(out_dir.glob(f"host_trace_{tag}_*.jsonl")):
-            trace = read_host_log(raw)
+            trace = read_host_log(raw, program=str(argv[0]))
             pid = int(trace.metadata.get("pid", 0))
             trace.metadata["hostname"] = hostname
             trace.metadata["command"] = " ".join(str(a) for a in argv)

@@ -5,6 +5,10 @@ Record types (see host_runtime/rocm_perf_host/runtime.h, Tracer::write_log):
   kernel    {id, mangled, demangled, naming}   naming: "symbol" | "signature" | "source"
   dispatch  {corr, kernel, stream, grid[3], block[3], shmem, start, end, tid}
   api       {corr, name, start, end, tid, args{...}, digest?}
+  marker    {op, message, time, tid, id}   op: push | pop | start | stop | mark (roctx, rocm_perf_host/roctx.h)
+Markers are paired into ranges as rocprofv3 --marker-trace pairs them: a pop closes the newest
+push of its thread, a stop the start with its id; a range still open at exit is not recorded, and
+a pop with nothing open is an error (rocprofv3 stops the program there).
 Stream ids in dispatches are small integers (0 = null stream); the API arguments hold the
 hipStream_t pointer values, as in a rocprofv3 trace.
 """
@@ -17,14 +21,14 @@ from pathlib import Path
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.trace.model import UNKNOWN, Agent, ApiCalls, KernelSymbol, Trace
+from rocm_perf.trace.model import MARK, PROCESS_RANGE, THREAD_RANGE, UNKNOWN, Agent, ApiCalls, KernelSymbol, Markers, Trace
 from rocm_perf.trace.rocpd_read import DIGEST_ARG, parse_pointer
 
 HOST_AGENT_ID = 1
 
 
 def _records(path: Path) -> dict[str, list[dict]]:
-    by_type: dict[str, list[dict]] = {"meta": [], "kernel": [], "dispatch": [], "api": []}
+    by_type: dict[str, list[dict]] = {"meta": [], "kernel": [], "dispatch": [], "api": [], "marker": []}
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():
@@ -76,10 +80,46 @@ def _api_calls(records: list[dict]) -> tuple[ApiCalls, list[str]]:
     return calls, digests
 
 
-def read_host_log(path: Path) -> Trace:
-    """The Trace of one host-backend run, from its raw log."""
+def _markers(records: list[dict], shown: str) -> tuple[Markers | None, int]:
+    """Ranges and marks from the raw push/pop/start/stop/mark records; and how many ranges were left open."""
+    stacks: dict[int, list[dict]] = {}
+    started: dict[int, dict] = {}
+    rows: list[dict] = []
+    pops = 0
+    for r in records:
+        op, tid, time = r.get("op"), int(r.get("tid", 0)), int(r.get("time", 0))
+        if op == "push":
+            stacks.setdefault(tid, []).append(r)
+        elif op == "pop":
+            pops += 1
+            stack = stacks.get(tid)
+            if not stack:
+                raise RocmPerfError(
+                    f"{shown}: roctxRangePop on thread {tid} with no range open (pop number {pops}); rocprofv3 stops "
+                    "a program at this point (\"roctxRangePop invoked more times than roctxRangePush\"): pair every "
+                    "pop with a push on the same thread"
+                )
+            opened = stack.pop()
+            rows.append({"name": opened.get("message", ""), "start": int(opened["time"]), "end": time, "tid": tid,
+                         "kind": THREAD_RANGE})
+        elif op == "start":
+            started[int(r.get("id", 0))] = r
+        elif op == "stop":
+            opened = started.pop(int(r.get("id", 0)), None)
+            if opened is not None:  # a stop with an unknown id closes nothing, as in rocprofv3
+                rows.append({"name": opened.get("message", ""), "start": int(opened["time"]), "end": time,
+                             "tid": int(opened.get("tid", tid)), "kind": PROCESS_RANGE})
+        elif op == "mark":
+            rows.append({"name": r.get("message", ""), "start": time, "end": time, "tid": tid, "kind": MARK})
+    left_open = sum(len(s) for s in stacks.values()) + len(started)
+    return (Markers.from_rows(rows) if rows else None), left_open
+
+
+def read_host_log(path: Path, *, program: str | None = None) -> Trace:
+    """The Trace of one host-backend run, from its raw log (errors name `program` when given, else the log)."""
     path = Path(path)
     records = _records(path)
+    markers, left_open = _markers(records["marker"], program or str(path))
     meta = records["meta"][0]
     kernels = sorted(records["kernel"], key=lambda r: r["id"])
     symbols = [_symbol(r) for r in kernels]
@@ -119,7 +159,9 @@ def read_host_log(path: Path) -> Trace:
         ],
         api=api,
         digests=digests,
+        markers=markers,
         metadata={
+            "ranges_open_at_exit": left_open,
             "format": "host-log",
             "source_path": str(path),
             "pid": int(meta.get("pid", 0)),

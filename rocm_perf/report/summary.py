@@ -61,14 +61,27 @@ def extra_sections(trace: Trace) -> list[SummarySection]:
     return [s for s in sections if s is not None]
 
 
-def build_summary(trace: Trace, *, expect_arch: str | None = None, meta: dict[str, str] | None = None) -> Summary:
+def build_summary(
+    trace: Trace,
+    *,
+    expect_arch: str | None = None,
+    meta: dict[str, str] | None = None,
+    by_phase: bool = False,
+    top: int | None = 20,
+) -> Summary:
     kernels = kernel_rows(trace)
+    sections = extra_sections(trace)
+    if by_phase:
+        from rocm_perf.report.phases_report import phases_section
+
+        width = Console().width
+        sections.insert(0, phases_section(trace, top=top, width=max(80, min(width, 160))))
     return Summary(
         metadata=build_metadata(trace, expect_arch=expect_arch, user=meta),
         kernels=kernels,
         categories=category_rows(kernels),
         agents=agent_rows(trace),
-        sections=extra_sections(trace),
+        sections=sections,
     )
 
 
@@ -80,13 +93,13 @@ def run_summary(
     expect_arch: str | None = None,
     top: int | None = 20,
     meta: dict[str, str] | None = None,
+    by_phase: bool = False,
 ) -> int:
     """Load `profile`, print its summary (table or JSON), write the artifacts into `out`. Returns the exit code."""
     trace = load_trace(profile)
     if len(trace) == 0:
-        hint = "was rocprofv3 run with --kernel-trace?" if trace.metadata.get("format") != "rpd-legacy" else "no KernelExecution ops"
-        raise RocmPerfError(f"{profile}: the profile holds no kernel dispatches ({hint})")
-    summary = build_summary(trace, expect_arch=expect_arch, meta=meta)
+        raise RocmPerfError(f"{profile}: the profile holds no kernel dispatches ({no_dispatch_hint(trace)})")
+    summary = build_summary(trace, expect_arch=expect_arch, meta=meta, by_phase=by_phase, top=top)
     if out is not None:
         write_artifacts(summary, out)
     if as_json:
@@ -99,6 +112,16 @@ def run_summary(
         if out is not None:
             print(f"wrote {out / 'kernel_table.json'}, {out / 'profile_summary.md'}, {out / 'profile_metadata.json'}")
     return 0
+
+
+def no_dispatch_hint(trace: Trace) -> str:
+    """What to check when a profile holds no kernel dispatches, by format."""
+    fmt = trace.metadata.get("format")
+    if fmt == "rpd-legacy":
+        return "no KernelExecution ops"
+    if fmt == "kineto-json":
+        return "the PyTorch profiler recorded copies but no kernels"
+    return "was rocprofv3 run with --kernel-trace?"
 
 
 # ---- files ------------------------------------------------------------------------------------

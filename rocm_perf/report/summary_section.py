@@ -19,7 +19,7 @@ class SummarySection:
 
     key: str
     title: str
-    data: dict[str, Any]
+    data: Any  # a JSON object or list
     markdown: str
     text: str
     files: dict[str, Any] = field(default_factory=dict)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.trace.model import UNKNOWN, Agent, ApiCalls, KernelSymbol, Trace
+from rocm_perf.trace.model import MARK, PROCESS_RANGE, THREAD_RANGE, UNKNOWN, Agent, ApiCalls, KernelSymbol, Markers, Trace
 
 REQUIRED = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
 _KNOWN_COLUMNS = {"Kernel_Name", "Start_Timestamp", "End_Timestamp", "Correlation_Id", "Dispatch_Id", "Function"}
@@ -28,6 +28,13 @@ _ALIASES = {
     "scratch": ("Scratch_Size", "Private_Segment_Size"),
 }
 _PID_PREFIX = re.compile(r"^(\d+)_")
+_MARKER_REQUIRED = ("Domain", "Function", "Thread_Id", "Start_Timestamp", "End_Timestamp")
+# Rows of marker_api_trace.csv whose Function is the roctx call itself rather than a message: the
+# closing calls and bookkeeping (rocprofv3 writes the message for marks, pushes and starts).
+_MARKER_OPERATIONS = frozenset({
+    "roctxRangePop", "roctxRangeStop", "roctxGetThreadId", "roctxProfilerPause", "roctxProfilerResume",
+    "roctxNameOsThread", "roctxNameHsaAgent", "roctxNameHipDevice", "roctxNameHipStream",
+})
 
 
 def _header(path: Path) -> list[str]:
@@ -154,13 +161,46 @@ def read_csv_folder(folder: Path) -> Trace:
         trace.api = _api_calls([_read_table(p) for p in api_files])
         trace.metadata["api_trace"] = True
         trace.metadata["api_args"] = False  # CSV rows hold no stream/event arguments
+    marker_tables = [_read_table(p) for p in files if p.name.endswith("marker_api_trace.csv")
+                     and all(c in headers[p] for c in _MARKER_REQUIRED)]
+    marker_tables = [t for t in marker_tables if _same_run(t, trace)]
+    marker_files = [t.path for t in marker_tables]
+    if marker_tables:
+        trace.markers = _markers(marker_tables)
     trace.metadata["source_path"] = str(folder)
-    trace.metadata["csv_files"] = [p.name for p in kernel_files + api_files]
+    trace.metadata["csv_files"] = [p.name for p in kernel_files + api_files + marker_files]
     return trace
 
 
+def _same_run(markers: _Table, trace: Trace) -> bool:
+    """Whether a marker file comes from the run of the kernel trace: same process where both say,
+    else a thread in common (a folder may hold other runs' files, as rocprofv3's documentation does)."""
+    pid = trace.metadata.get("pid")
+    marker_pids = set(markers.ints("Process_Id").tolist()) - {UNKNOWN}
+    if pid is not None and marker_pids:
+        return pid in marker_pids
+    launch_threads = set(trace.tid.tolist()) if trace.tid is not None else set()
+    return bool((set(markers.ints("Thread_Id").tolist()) | marker_pids) & launch_threads)
+
+
+def _markers(tables: list[_Table]) -> Markers | None:
+    """roctx rows: a mark where start == end, a start/stop range on thread 0 (as rocprofv3 writes
+    process ranges; see its documentation's marker_api_trace.csv), else a push/pop range."""
+    rows = []
+    for t in tables:
+        names = t.text("Function")
+        start, end, tid = t.ints("Start_Timestamp"), t.ints("End_Timestamp"), t.ints("Thread_Id")
+        for name, s, e, thread in zip(names, start.tolist(), end.tolist(), tid.tolist()):
+            if name in _MARKER_OPERATIONS:
+                continue
+            kind = MARK if s == e else PROCESS_RANGE if thread == 0 else THREAD_RANGE
+            rows.append({"name": name, "start": s, "end": e, "tid": thread if kind != PROCESS_RANGE else UNKNOWN,
+                         "kind": kind})
+    return Markers.from_rows(rows) if rows else None
+
+
 def _kernel_trace(tables: list[_Table]) -> Trace:
-    start, end, agent, queue, stream, corr, kernel, grid, workgroup = ([] for _ in range(9))
+    start, end, agent, queue, stream, corr, kernel, grid, workgroup, tid = ([] for _ in range(10))
     symbols: list[KernelSymbol] = []
     symbol_index: dict[tuple, int] = {}
     pids: list[int] = []
@@ -189,13 +229,16 @@ def _kernel_trace(tables: list[_Table]) -> Trace:
         queue.append(t.ints("Queue_Id"))
         stream.append(t.ints("Stream_Id"))
         corr.append(t.ints("Correlation_Id"))
+        tid.append(t.ints("Thread_Id"))
         grid.append(_dims(t, "Grid_Size"))
         workgroup.append(_dims(t, "Workgroup_Size"))
     agents_col = np.concatenate(agent)
+    tids = np.concatenate(tid)
     trace = Trace.from_rows(
         start=np.concatenate(start), end=np.concatenate(end), kernel=np.array(kernel, dtype=np.int32),
         symbols=symbols, agent=agents_col, queue=np.concatenate(queue), stream=np.concatenate(stream),
         corr=np.concatenate(corr), grid=np.concatenate(grid), workgroup=np.concatenate(workgroup),
+        tid=None if bool((tids == UNKNOWN).all()) else tids,
         # The CSV names agents by number only; what GPU it was is not in the kernel trace.
         agents=[Agent(id=int(a), type="GPU", name="") for a in sorted(set(agents_col.tolist()))],
     )

@@ -18,7 +18,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 def load_trace(path: Path) -> Trace:
-    """A Trace from a rocpd v3 database, a legacy RPD (optionally gzip'd), or rocprofv3 CSV (file or folder).
+    """A Trace from a rocpd v3 database, a legacy RPD (optionally gzip'd), rocprofv3 CSV (file or folder),
+    or a PyTorch profiler (Kineto) trace (`.json`, `.json.gz`, or a folder of them, one per rank).
 
     Raises RocmPerfError with a one-line message naming the file for anything else.
     Display names a trace left mangled (legacy RPD, `rocprofv3 -M`) are demangled.
@@ -34,6 +35,11 @@ def _load(path: Path) -> Trace:
     if path.is_dir():
         from rocm_perf.trace.csv_read import read_csv_folder
 
+        kineto = _kineto_files(path)
+        if kineto:
+            from rocm_perf.trace.kineto_read import read_kineto_folder
+
+            return read_kineto_folder(path, kineto)
         if not any(p.suffix.lower() == ".csv" for p in path.iterdir()):
             # rocprofv3's default output is <dir>/<hostname>/<pid>_results.db: accept its folder
             dbs = sorted(p for pattern in ("*.db", "*/*.db") for p in path.glob(pattern) if p.is_file())
@@ -55,15 +61,49 @@ def _load(path: Path) -> Trace:
         return _load_gzip(path)
     if head.startswith(SQLITE_MAGIC):
         return _load_sqlite(path, path)
+    from rocm_perf.trace.kineto_read import looks_like_kineto, read_kineto
+
+    if looks_like_kineto(_head(path, 4096)):
+        return read_kineto(path)
+    if path.suffix.lower() == ".gz":
+        raise RocmPerfError(f"{path}: named .gz but not gzip-compressed, and not a profile either")
     if _looks_like_text(head):
         from rocm_perf.trace.csv_read import looks_like_rocprofv3_csv, read_csv_file
 
+        if head.lstrip().startswith((b"{", b"[")):
+            raise RocmPerfError(f"{path}: JSON that is not a PyTorch profiler trace (no traceEvents)")
         if looks_like_rocprofv3_csv(path):
             return read_csv_file(path)
         raise RocmPerfError(
-            f"{path}: not a profile (expected a rocpd/RPD SQLite database or a rocprofv3 kernel_trace.csv)"
+            f"{path}: not a profile (expected a rocpd/RPD SQLite database, a rocprofv3 kernel_trace.csv "
+            "or a PyTorch profiler trace)"
         )
-    raise RocmPerfError(f"{path}: not a profile (neither SQLite, gzip, nor rocprofv3 CSV)")
+    raise RocmPerfError(f"{path}: not a profile (neither SQLite, gzip, JSON nor rocprofv3 CSV)")
+
+
+def _head(path: Path, size: int) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(size)
+
+
+def _kineto_files(folder: Path) -> list[Path]:
+    """The PyTorch profiler traces in a folder (one per rank), by content, in name order."""
+    from rocm_perf.trace.kineto_read import looks_like_kineto
+
+    found = []
+    for p in sorted(folder.iterdir()):
+        if not p.is_file() or not p.name.lower().endswith((".json", ".json.gz")):
+            continue
+        try:
+            head = _head(p, 4096)
+            if head.startswith(GZIP_MAGIC):
+                with gzip.open(p, "rb") as f:
+                    head = f.read(4096)
+        except (OSError, EOFError, zlib.error):
+            continue
+        if looks_like_kineto(head):
+            found.append(p)
+    return found
 
 
 def _looks_like_text(head: bytes) -> bool:
@@ -97,7 +137,17 @@ def _load_sqlite(db: Path, shown: Path) -> Trace:
 
 
 def _load_gzip(path: Path) -> Trace:
-    """Decompress to a private temp file (SQLite cannot read gzip), load, and delete it."""
+    """A gzip'd PyTorch trace is read in memory; a gzip'd database is decompressed to a private temp
+    file (SQLite cannot read gzip), loaded, and deleted."""
+    try:
+        with gzip.open(path, "rb") as f:
+            inner = f.read(4096)
+    except (OSError, EOFError, zlib.error) as e:
+        raise RocmPerfError(f"{path}: damaged gzip file ({e})") from e
+    from rocm_perf.trace.kineto_read import looks_like_kineto, read_kineto
+
+    if looks_like_kineto(inner):
+        return read_kineto(path)
     fd, tmp_name = tempfile.mkstemp(prefix="rocm-perf-", suffix=".db")
     tmp = Path(tmp_name)
     try:
@@ -107,7 +157,7 @@ def _load_gzip(path: Path) -> Trace:
             head = f.read(100)
         if head.startswith(SQLITE_MAGIC):
             return _load_sqlite(tmp, path)
-        raise RocmPerfError(f"{path}: gzip file that does not hold a SQLite profile")
+        raise RocmPerfError(f"{path}: gzip file that holds neither a SQLite profile nor a PyTorch profiler trace")
     except (OSError, EOFError, zlib.error) as e:
         raise RocmPerfError(f"{path}: damaged gzip file ({e})") from e
     finally:

@@ -72,6 +72,101 @@ class ApiCalls:
         return self.names[int(self.name[row])]
 
 
+# Kinds of marker rows (roctx and Kineto user annotations).
+THREAD_RANGE = 0  # roctxRangePushA ... roctxRangePop: nested on one thread
+PROCESS_RANGE = 1  # roctxRangeStartA ... roctxRangeStop: may overlap anything, may end on another thread
+MARK = 2  # roctxMarkA: an instant (start == end)
+MARKER_KINDS = ("thread range", "process range", "mark")
+
+
+@dataclass
+class Markers:
+    """roctx ranges and marks (or the user annotations of a PyTorch profile) as columns sorted by start.
+
+    `tid` is the host thread that opened the range (UNKNOWN where the format does not say).
+    GPU-side annotations (Kineto `gpu_user_annotation`) have `agent`/`stream` set to where they
+    ran and `tid` UNKNOWN; `link` is then the row of the host range they mirror (same External
+    id), else UNKNOWN. `dispatch_range` on the Trace is for formats whose tracer attributes each
+    dispatch to its range itself (rocm-trace-lite's `roctxId`).
+    """
+
+    names: list[str]  # the distinct messages; `name` indexes into it
+    name: np.ndarray  # int32
+    start: np.ndarray  # int64 ns
+    end: np.ndarray  # int64 ns
+    tid: np.ndarray  # int64
+    kind: np.ndarray  # int8: THREAD_RANGE, PROCESS_RANGE or MARK
+    agent: np.ndarray  # int64, UNKNOWN for host-side rows
+    stream: np.ndarray  # int64, UNKNOWN for host-side rows
+    link: np.ndarray  # int64 row, UNKNOWN where none
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def name_of(self, row: int) -> str:
+        return self.names[int(self.name[row])]
+
+    @property
+    def on_gpu(self) -> np.ndarray:
+        return self.agent != UNKNOWN
+
+    @classmethod
+    def from_rows(cls, rows: list[dict[str, Any]]) -> "Markers":
+        """Markers from dicts with name, start, end and optional tid, kind, agent, stream, link (sorted by start).
+
+        `link` in a row is the index of another row in `rows`; it is renumbered to the sorted order.
+        """
+        n = len(rows)
+        order = sorted(range(n), key=lambda i: (int(rows[i]["start"]), -int(rows[i]["end"]), i))
+        new_row = {old: new for new, old in enumerate(order)}
+        names: list[str] = []
+        index: dict[str, int] = {}
+
+        def col(key: str, default: int, dtype=np.int64) -> np.ndarray:
+            return np.array([int(rows[i].get(key, default)) for i in order], dtype=dtype)
+
+        for i in order:
+            index.setdefault(str(rows[i]["name"]), len(index))
+        names = list(index)
+        links = [rows[i].get("link", UNKNOWN) for i in order]
+        return cls(
+            names=names,
+            name=np.array([index[str(rows[i]["name"])] for i in order], dtype=np.int32),
+            start=col("start", 0),
+            end=col("end", 0),
+            tid=col("tid", UNKNOWN),
+            kind=col("kind", THREAD_RANGE, np.int8),
+            agent=col("agent", UNKNOWN),
+            stream=col("stream", UNKNOWN),
+            link=np.array([new_row[l] if l != UNKNOWN and l in new_row else UNKNOWN for l in links], dtype=np.int64),
+        )
+
+
+@dataclass
+class MemoryOps:
+    """Device memory copies and fills (rocpd memory copies, Kineto `gpu_memcpy`/`gpu_memset`), sorted by start.
+
+    They are not kernel dispatches and do not count in the runtime; analyses that look at what a
+    GPU did between kernels (idle gaps, overlap) use them.
+    """
+
+    names: list[str]  # "Memcpy HtoD (Host -> Device)", "MEMORY_COPY_HOST_TO_DEVICE", ...
+    name: np.ndarray  # int32
+    start: np.ndarray  # int64 ns
+    end: np.ndarray  # int64 ns
+    agent: np.ndarray  # int64
+    stream: np.ndarray  # int64 (the trace's stream id) or UNKNOWN
+    corr: np.ndarray  # int64 correlation id of the call that issued it, or UNKNOWN
+    bytes: np.ndarray  # int64, UNKNOWN where not recorded
+    is_fill: np.ndarray  # bool: a memset rather than a copy
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def name_of(self, row: int) -> str:
+        return self.names[int(self.name[row])]
+
+
 @dataclass
 class Trace:
     """Kernel dispatches (columns of equal length, sorted by start) plus what describes them.
@@ -99,6 +194,15 @@ class Trace:
     metadata: dict[str, Any] = field(default_factory=dict)
     # per-dispatch LDS bytes (static + dynamic, rocpd `group_segment_size`); None where unknown
     lds_bytes: np.ndarray | None = None
+    # roctx ranges/marks or PyTorch user annotations; None when the profile holds none
+    markers: Markers | None = None
+    # device copies and fills; None when the profile holds none
+    copies: MemoryOps | None = None
+    # per-dispatch host thread that launched it (rocpd/CSV dispatch `tid`); None where unknown
+    tid: np.ndarray | None = None
+    # per-dispatch row in `markers` of the range the tracer itself attributed it to (rocm-trace-lite
+    # roctxId), UNKNOWN for none; None where the format does not attribute
+    dispatch_range: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.start)
@@ -153,8 +257,9 @@ class Trace:
             return np.asarray(values, dtype=np.int64).reshape(n, 3)
 
         order = np.argsort(start, kind="stable")
-        if extra.get("lds_bytes") is not None:
-            extra["lds_bytes"] = np.asarray(extra["lds_bytes"], dtype=np.int64)[order]
+        for column in ("lds_bytes", "tid", "dispatch_range"):
+            if extra.get(column) is not None:
+                extra[column] = np.asarray(extra[column], dtype=np.int64)[order]
         return cls(
             start=start[order],
             end=col(end)[order],

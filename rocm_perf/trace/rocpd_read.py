@@ -18,7 +18,18 @@ from typing import Any
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.trace.model import UNKNOWN, Agent, ApiCalls, KernelSymbol, Trace
+from rocm_perf.trace.model import (
+    MARK,
+    PROCESS_RANGE,
+    THREAD_RANGE,
+    UNKNOWN,
+    Agent,
+    ApiCalls,
+    KernelSymbol,
+    Markers,
+    MemoryOps,
+    Trace,
+)
 from rocm_perf.trace.sqlite_file import int_columns, open_readonly, table_names
 
 # `_0197a3c0_0000_4000_8000_000000000001`: a UUID with '-' replaced by '_'.
@@ -29,6 +40,20 @@ DIGEST_ARG = "rocm_perf_digest"
 # Region categories that are HIP API calls (rocprofv3: HIP_RUNTIME_API, HIP_RUNTIME_API_EXT,
 # HIP_COMPILER_API...). Markers and other regions are not API calls that order GPU work.
 _API_CATEGORY_PREFIX = "HIP"
+# roctx as rocprofv3 --marker-trace writes it (rocprofiler-sdk, source/lib/output/generateRocpd.cpp and
+# the marker api_id.h of each release): ROCm 7 files a push..pop range as one region of category
+# MARKER_CORE_RANGE_API named `roctxThreadRangeA` (start..stop: `roctxProcessRangeA`); ROCm 6.4 as
+# category MARKER_CORE_API named after the opening call (`roctxRangePushA`, `roctxRangeStartA`).
+# The message is `rocpd_event.extdata` {"message": ...}. A zero-length record (`roctxMarkA`) is a
+# `rocpd_sample` on a track named after its category, not a region.
+MARKER_CATEGORIES = ("MARKER_CORE_RANGE_API", "MARKER_CORE_API")
+MARKER_KIND_OF_OPERATION = {
+    "roctxThreadRangeA": THREAD_RANGE,
+    "roctxRangePushA": THREAD_RANGE,
+    "roctxProcessRangeA": PROCESS_RANGE,
+    "roctxRangeStartA": PROCESS_RANGE,
+    "roctxMarkA": MARK,
+}
 
 
 def find_uuid_sets(con: sqlite3.Connection) -> list[str]:
@@ -126,6 +151,9 @@ class _Reader:
         self.kernel_parts: list[np.ndarray] = []
         self.api_parts: list[dict[str, Any]] = []
         self.digests: list[tuple[int, int, str]] = []  # (start, order, digest)
+        self.dispatch_tids: list[np.ndarray] = []
+        self.marker_rows: list[dict[str, Any]] = []
+        self.copy_rows: list[tuple] = []
         self.metadata: dict[str, Any] = {"uuid_sets": 0, "streams": {}, "queues": {}}
 
     # ---- one uuid set ----------------------------------------------------------------------
@@ -138,8 +166,24 @@ class _Reader:
         self._read_agents(t)
         self._read_streams_and_queues(t)
         symbol_map = self._read_symbols(t)
-        self._read_dispatches(t, symbol_map)
-        self._read_api(t)
+        threads = self._thread_map(t)
+        self._read_dispatches(t, symbol_map, threads)
+        self._read_api(t, threads)
+        self._read_markers(t, threads)
+        self._read_copies(t, threads)
+
+    def _thread_map(self, t: _SetTables) -> tuple[np.ndarray, np.ndarray]:
+        """rocpd_info_thread row id -> OS thread id, as two sorted-lookup arrays."""
+        threads = {}
+        if thread := t.get("rocpd_info_thread"):
+            threads = {k: v for k, v in self.con.execute(f'SELECT id, tid FROM "{thread}"').fetchall() if v is not None}
+        return (np.fromiter(threads.keys(), dtype=np.int64, count=len(threads)),
+                np.fromiter(threads.values(), dtype=np.int64, count=len(threads)))
+
+    @staticmethod
+    def _os_tids(ids: np.ndarray, threads: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        keys, values = threads
+        return np.where(np.isin(ids, keys), _lookup(ids, keys, values), ids)
 
     def _read_node_and_process(self, t: _SetTables) -> None:
         md = self.metadata
@@ -220,7 +264,7 @@ class _Reader:
             mapping[int(sid)] = self._symbol_index[key]
         return mapping
 
-    def _read_dispatches(self, t: _SetTables, symbol_map: dict[int, int]) -> None:
+    def _read_dispatches(self, t: _SetTables, symbol_map: dict[int, int], threads) -> None:
         table = t.get("rocpd_kernel_dispatch")
         event = t.get("rocpd_event")
         corr = "COALESCE(E.stack_id, -1)" if event else "-1"
@@ -229,9 +273,10 @@ class _Reader:
                          COALESCE(K.stream_id, -1), K.kernel_id, {corr},
                          K.grid_size_x, K.grid_size_y, K.grid_size_z,
                          K.workgroup_size_x, K.workgroup_size_y, K.workgroup_size_z,
-                         COALESCE(K.group_segment_size, -1)
+                         COALESCE(K.group_segment_size, -1), COALESCE(K.tid, -1)
                   FROM "{table}" K {join} ORDER BY K.id"""
-        cols = int_columns(self.con, sql, 14)
+        cols = int_columns(self.con, sql, 15)
+        self.dispatch_tids.append(self._os_tids(cols.pop(), threads))
         file_ids = cols[5]
         unknown = np.setdiff1d(np.unique(file_ids), np.fromiter(symbol_map, dtype=np.int64, count=len(symbol_map)))
         for missing_id in unknown.tolist():
@@ -243,7 +288,7 @@ class _Reader:
         self.kernel_parts.append(_lookup(file_ids, keys, values).astype(np.int32))
         self.dispatch_parts.append(cols)
 
-    def _read_api(self, t: _SetTables) -> None:
+    def _read_api(self, t: _SetTables, threads) -> None:
         region, event, strings = t.get("rocpd_region"), t.get("rocpd_event"), t.get("rocpd_string")
         if not (region and event and strings):
             return
@@ -272,13 +317,7 @@ class _Reader:
         api = cols[is_api]
         if not len(api):
             return
-        threads = {}
-        if thread := t.get("rocpd_info_thread"):
-            threads = {k: v for k, v in self.con.execute(f'SELECT id, tid FROM "{thread}"').fetchall() if v is not None}
-        tids = api[:, 3]
-        thread_keys = np.fromiter(threads.keys(), dtype=np.int64, count=len(threads))
-        thread_vals = np.fromiter(threads.values(), dtype=np.int64, count=len(threads))
-        real_tids = np.where(np.isin(tids, thread_keys), _lookup(tids, thread_keys, thread_vals), tids)
+        real_tids = self._os_tids(api[:, 3], threads)
         event_ids = api[:, 5]
         args, stream, event = self._args_by_event(arg, event_ids) if arg else ({}, None, None)
         n = len(api)
@@ -295,6 +334,55 @@ class _Reader:
                 "event_id": event_ids,
             }
         )
+
+    def _read_markers(self, t: _SetTables, threads) -> None:
+        """roctx ranges (regions) and marks (samples) of the marker categories, named by their message."""
+        region, event, strings = t.get("rocpd_region"), t.get("rocpd_event"), t.get("rocpd_string")
+        if not (event and strings):
+            return
+        marks = ", ".join("?" * len(MARKER_CATEGORIES))
+        categories = f'SELECT id FROM "{strings}" WHERE string IN ({marks})'
+        rows: list[tuple] = []
+        if region:
+            rows += self.con.execute(
+                f"""SELECT R.start, R."end", COALESCE(R.tid, -1), S.string, E.extdata
+                    FROM "{region}" R JOIN "{event}" E ON E.id = R.event_id
+                    JOIN "{strings}" S ON S.id = R.name_id
+                    WHERE E.category_id IN ({categories})""", MARKER_CATEGORIES).fetchall()
+        sample, track = t.get("rocpd_sample"), t.get("rocpd_track")
+        if sample and track:
+            rows += self.con.execute(
+                f"""SELECT P.timestamp, P.timestamp, COALESCE(T.tid, -1), 'roctxMarkA', E.extdata
+                    FROM "{sample}" P JOIN "{track}" T ON T.id = P.track_id JOIN "{event}" E ON E.id = P.event_id
+                    WHERE E.category_id IN ({categories})""", MARKER_CATEGORIES).fetchall()
+        if not rows:
+            return
+        tids = self._os_tids(np.asarray([r[2] for r in rows], dtype=np.int64), threads).tolist()
+        for (start, end, _, operation, extdata), tid in zip(rows, tids):
+            kind = MARKER_KIND_OF_OPERATION.get(operation)
+            if kind is None:
+                continue  # roctxGetThreadId, a stray pop record, ...: not a range
+            message = _json(extdata).get("message")
+            self.marker_rows.append({"name": str(message) if message is not None else operation,
+                                     "start": int(start), "end": int(end), "tid": int(tid), "kind": kind})
+
+    def _read_copies(self, t: _SetTables, threads) -> None:
+        """Memory copies (rocprofv3 --memory-copy-trace): on the GPU side of each copy."""
+        table, strings = t.get("rocpd_memory_copy"), t.get("rocpd_string")
+        if not (table and strings):
+            return
+        event = t.get("rocpd_event")
+        corr = "COALESCE(E.stack_id, -1)" if event else "-1"
+        join = f'LEFT JOIN "{event}" E ON E.id = C.event_id' if event else ""
+        gpus = {a.id for a in self.agents.values() if a.type == "GPU"}
+        for start, end, name, dst, src, size, stream, c in self.con.execute(
+            f"""SELECT C.start, C."end", S.string, COALESCE(C.dst_agent_id, -1), COALESCE(C.src_agent_id, -1),
+                       COALESCE(C.size, -1), COALESCE(C.stream_id, -1), {corr}
+                FROM "{table}" C JOIN "{strings}" S ON S.id = C.name_id {join}"""
+        ):
+            agent = dst if dst in gpus or src not in gpus else src
+            self.copy_rows.append((int(start), int(end), int(agent), int(stream), str(name or "copy"), int(c),
+                                   int(size), False))
 
     def _args_by_event(self, arg: str, event_ids: np.ndarray) -> tuple[dict[int, dict[str, str]], np.ndarray, np.ndarray]:
         """Every argument of the given events ({event_id: {name: value}}, in the file's row order), and the
@@ -339,6 +427,7 @@ class _Reader:
             cols = [np.concatenate([p[c] for p in self.dispatch_parts]) if self.dispatch_parts
                     else np.zeros(0, np.int64) for c in range(width)]
         kernel = np.concatenate(self.kernel_parts) if self.kernel_parts else np.zeros(0, np.int32)
+        tid = np.concatenate(self.dispatch_tids) if self.dispatch_tids else np.zeros(0, np.int64)
         self.dispatch_parts = []
         # rocprofv3 writes dispatches roughly in completion order: reorder by start only when needed
         if len(cols[0]) > 1 and not bool(np.all(cols[0][1:] >= cols[0][:-1])):
@@ -346,6 +435,7 @@ class _Reader:
             for c in range(width):  # one column at a time, so only one extra column is alive
                 cols[c] = cols[c][order]
             kernel = kernel[order]
+            tid = tid[order]
         api = self._api_calls()
         self.metadata["api_trace"] = api is not None
         self.digests.sort()
@@ -365,6 +455,9 @@ class _Reader:
             api=api,
             digests=[d for _, _, d in self.digests],
             metadata=self.metadata,
+            tid=None if not len(tid) or bool((tid < 0).all()) else tid,
+            markers=Markers.from_rows(self.marker_rows) if self.marker_rows else None,
+            copies=memory_ops(self.copy_rows),
         )
 
     def _api_calls(self) -> ApiCalls | None:
@@ -391,3 +484,23 @@ class _Reader:
             event=np.concatenate([p["event"] for p in parts])[order],
             args=args,
         )
+
+
+def memory_ops(rows: list[tuple]) -> MemoryOps | None:
+    """MemoryOps from (start, end, agent, stream, name, corr, bytes, is_fill) tuples, sorted by start."""
+    if not rows:
+        return None
+    rows = sorted(rows, key=lambda r: r[0])
+    distinct = sorted({r[4] for r in rows})
+    index = {n: i for i, n in enumerate(distinct)}
+    return MemoryOps(
+        names=distinct,
+        name=np.array([index[r[4]] for r in rows], dtype=np.int32),
+        start=np.array([r[0] for r in rows], dtype=np.int64),
+        end=np.array([r[1] for r in rows], dtype=np.int64),
+        agent=np.array([r[2] for r in rows], dtype=np.int64),
+        stream=np.array([r[3] for r in rows], dtype=np.int64),
+        corr=np.array([r[5] for r in rows], dtype=np.int64),
+        bytes=np.array([r[6] for r in rows], dtype=np.int64),
+        is_fill=np.array([r[7] for r in rows], dtype=bool),
+    )

@@ -116,6 +116,17 @@ JOIN rocpd_string N ON N.id = R.name_id
 LEFT JOIN rocpd_event E ON E.id = R.event_id
 LEFT JOIN rocpd_info_process P ON P.id = R.pid
 LEFT JOIN rocpd_info_thread T ON T.id = R.tid""",
+    "samples": """
+SELECT R.id, R.guid,
+       (SELECT string FROM rocpd_string WHERE id = E.category_id) AS category,
+       (SELECT string FROM rocpd_string WHERE id = T.name_id) AS name,
+       T.nid, P.pid, TH.tid, R.timestamp, R.event_id, E.stack_id, E.parent_stack_id,
+       E.correlation_id AS corr_id, E.extdata, E.call_stack, E.line_info
+FROM rocpd_sample R
+JOIN rocpd_track T ON T.id = R.track_id
+LEFT JOIN rocpd_event E ON E.id = R.event_id
+LEFT JOIN rocpd_info_process P ON P.id = T.pid
+LEFT JOIN rocpd_info_thread TH ON TH.id = T.tid""",
     "region_args": """
 SELECT R.id, R.guid, R.nid, P.pid, A.type, A.name, A.value
 FROM rocpd_region R

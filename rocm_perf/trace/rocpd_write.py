@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from rocm_perf.sqlite_db import connect_bulk
-from rocm_perf.trace.model import UNKNOWN, Agent, Trace
+from rocm_perf.trace.model import MARK, PROCESS_RANGE, UNKNOWN, Agent, Trace
 from rocm_perf.trace.rocpd_read import DIGEST_ARG
 from rocm_perf.trace.rocpd_schema import SCHEMA_VERSION, create_statements, new_uuid, table_columns, table_name
 
@@ -26,6 +26,11 @@ _API_CATEGORY = "HIP_RUNTIME_API_EXT"
 _DISPATCH_CATEGORY = "KERNEL_DISPATCH"
 _DIGEST_CATEGORY = "ROCM_PERF"  # a region that only carries digests no copy call could take
 _COPY_CALLS = ("hipMemcpy", "hipMemcpyAsync")
+# roctx as rocprofv3 of ROCm 7 files it (see rocpd_read.MARKER_CATEGORIES): a range is a region named
+# after its kind with the message in the event's extdata; a mark is a sample on the category's track.
+_MARKER_CATEGORY = "MARKER_CORE_RANGE_API"
+_THREAD_RANGE_NAME = "roctxThreadRangeA"
+_PROCESS_RANGE_NAME = "roctxProcessRangeA"
 _ARG_TYPES = {"stream": "hipStream_t", "event": "hipEvent_t", DIGEST_ARG: "digest"}
 
 
@@ -95,6 +100,7 @@ class _Writer:
         self.write_symbols()
         self.write_dispatches()
         self.write_regions()
+        self.write_markers()
         self.insert("rocpd_string", [(i, s) for s, i in self.strings.items()], ["string"])
 
     def write_node_process_threads(self) -> None:
@@ -116,6 +122,10 @@ class _Writer:
         tids = {self.pid}
         if self.trace.api is not None:
             tids.update(int(t) for t in np.unique(self.trace.api.tid).tolist() if t >= 0)
+        if self.trace.markers is not None:
+            tids.update(int(t) for t in np.unique(self.trace.markers.tid).tolist() if t >= 0)
+        if self.trace.tid is not None:
+            tids.update(int(t) for t in np.unique(self.trace.tid).tolist() if t >= 0)
         # Thread rows use the OS thread id as their row id, so region/dispatch `tid` reads either way.
         self.insert(
             "rocpd_info_thread",
@@ -195,8 +205,9 @@ class _Writer:
         lds = np.array([s.lds_bytes or 0 for s in t.symbols], dtype=np.int64)
         scratch = np.array([s.scratch_bytes or 0 for s in t.symbols], dtype=np.int64)
         kernel = t.kernel.astype(np.int64)
+        tids = np.where(t.tid >= 0, t.tid, self.pid).tolist() if t.tid is not None else [self.pid] * n
         rows = zip(
-            range(1, n + 1), [1] * n, [self.pid] * n, [self.pid] * n, t.agent.tolist(), (kernel + 1).tolist(),
+            range(1, n + 1), [1] * n, [self.pid] * n, tids, t.agent.tolist(), (kernel + 1).tolist(),
             range(1, n + 1), t.queue.tolist(), t.stream.tolist(), t.start.tolist(), t.end.tolist(),
             scratch[kernel].tolist() if len(scratch) else [0] * n,
             t.lds_bytes.tolist() if t.lds_bytes is not None else (lds[kernel].tolist() if len(lds) else [0] * n),
@@ -238,6 +249,41 @@ class _Writer:
         self.insert("rocpd_event", event_rows, ["category_id", "stack_id", "parent_stack_id", "correlation_id"])
         self.insert("rocpd_region", region_rows, ["nid", "pid", "tid", "start", "end", "name_id", "event_id"])
         self.insert("rocpd_arg", arg_rows, ["event_id", "position", "type", "name", "value"], with_id=False)
+
+    def write_markers(self) -> None:
+        """Host-side ranges and marks; GPU-side annotations (PyTorch traces) have no rocpd form and are left out."""
+        m = self.trace.markers
+        if m is None or not len(m):
+            return
+        used = [int(self.trace.corr.max())] if len(self.trace) else []
+        if self.trace.api is not None and len(self.trace.api):
+            used.append(int(self.trace.api.corr.max()))
+        corr = max(used + [0]) + 1  # rocprofv3 numbers markers from the same internal correlation ids
+        category = self.string_id(_MARKER_CATEGORY)
+        first_region = self.con.execute(f'SELECT COALESCE(MAX(id), 0) FROM "{table_name("rocpd_region", self.guid)}"')
+        region_id = int(first_region.fetchone()[0]) + 1
+        events, regions, samples, tracks = [], [], [], {}
+        for row in range(len(m)):
+            if m.agent[row] != UNKNOWN:
+                continue
+            event_id = self.next_event
+            self.next_event += 1
+            tid = int(m.tid[row]) if m.tid[row] >= 0 else self.pid
+            events.append((event_id, category, corr, corr, 0, json.dumps({"message": m.name_of(row)})))
+            if m.kind[row] == MARK:
+                track = tracks.setdefault(tid, len(tracks) + 1)
+                samples.append((corr, track, int(m.start[row]), event_id))
+            else:
+                name = _PROCESS_RANGE_NAME if m.kind[row] == PROCESS_RANGE else _THREAD_RANGE_NAME
+                regions.append((region_id, 1, self.pid, tid, int(m.start[row]), int(m.end[row]), self.string_id(name),
+                                event_id))
+                region_id += 1
+            corr += 1
+        self.insert("rocpd_event", events, ["category_id", "stack_id", "parent_stack_id", "correlation_id", "extdata"])
+        self.insert("rocpd_region", regions, ["nid", "pid", "tid", "start", "end", "name_id", "event_id"])
+        self.insert("rocpd_track", [(track, 1, self.pid, tid, category, "{}") for tid, track in tracks.items()],
+                    ["nid", "pid", "tid", "name_id", "extdata"])
+        self.insert("rocpd_sample", samples, ["track_id", "timestamp", "event_id"])
 
     def _place_digests(self, regions: list[tuple[Any, ...]]) -> None:
         """Put each digest on the copy call that produced it (in order), unless the API args already hold them."""

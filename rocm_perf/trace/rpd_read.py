@@ -17,11 +17,15 @@ from typing import Any
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.trace.model import UNKNOWN, Agent, ApiCalls, KernelSymbol, Trace
+from rocm_perf.trace.model import MARK, THREAD_RANGE, UNKNOWN, Agent, ApiCalls, KernelSymbol, Markers, Trace
 from rocm_perf.trace.rocpd_read import parse_pointer
 from rocm_perf.trace.sqlite_file import column_names, int_columns, open_readonly, table_names
 
 KERNEL_OP_TYPES = ("KernelExecution",)
+# rocmProfileData's tracer files roctx as `rocpd_api` rows named UserMarker, the message as their
+# args string, a push..pop range as one row (a mark: start == end). rocm-trace-lite puts them in
+# `rocpd_op` instead (gpuId < 0, op type UserMarker) and tags each op with its range's `roctxId`.
+MARKER_NAME = "UserMarker"
 _SIGNAL_DIMS = re.compile(r"\b(wg|grid)=(\d+),(\d+),(\d+)")
 
 
@@ -67,8 +71,10 @@ def _read(con: sqlite3.Connection, tables: set[str]) -> Trace:
         op_to_api = dict(con.execute("SELECT op_id, api_id FROM rocpd_api_ops").fetchall())
 
     marks = ",".join("?" * len(kernel_types)) or "NULL"
+    has_roctx_id = "roctxId" in op_cols
     ops = con.execute(
-        f"""SELECT id, gpuId, queueId, start, "end", description_id{', completionSignal' if has_signal else ''}
+        f"""SELECT id, gpuId, queueId, start, "end", description_id,
+                   {'completionSignal' if has_signal else 'NULL'}, {'roctxId' if has_roctx_id else '0'}
             FROM rocpd_op WHERE opType_id IN ({marks}) ORDER BY start, id""",
         kernel_types,
     ).fetchall()
@@ -103,7 +109,7 @@ def _read(con: sqlite3.Connection, tables: set[str]) -> Trace:
             workgroup[i] = params[4:7]
             lds, scratch = params[7], params[8]
             name = name or strings.get(params[9]) or ""
-        if has_signal and op[6]:
+        if op[6]:
             for kind, x, y, z in _SIGNAL_DIMS.findall(str(op[6])):
                 (workgroup if kind == "wg" else grid)[i] = (int(x), int(y), int(z))
         name = name or f"<unnamed kernel op {op_id}>"
@@ -113,6 +119,11 @@ def _read(con: sqlite3.Connection, tables: set[str]) -> Trace:
         kernel[i] = symbol_of[name]
 
     api, pid = _read_api(con, tables, strings, launch)
+    markers, range_row = _read_markers(con, tables, strings, has_roctx_id)
+    dispatch_range = None
+    if range_row:
+        dispatch_range = np.array([range_row.get(int(op[7]), UNKNOWN) if op[7] else UNKNOWN for op in ops],
+                                  dtype=np.int64)
     gpus = sorted(set(agent.tolist()))
     metadata: dict[str, Any] = {
         "hostname": None,
@@ -129,8 +140,44 @@ def _read(con: sqlite3.Connection, tables: set[str]) -> Trace:
         grid=grid, workgroup=workgroup, symbols=symbols,
         # RPD does not record what the GPU is; the gpuId is all we know.
         agents=[Agent(id=int(g), type="GPU", name="") for g in gpus],
-        api=api, metadata=metadata,
+        api=api, metadata=metadata, markers=markers, dispatch_range=dispatch_range,
     )
+
+
+def _read_markers(
+    con: sqlite3.Connection, tables: set[str], strings: dict[int, str], has_roctx_id: bool
+) -> tuple[Markers | None, dict[int, int]]:
+    """roctx ranges and marks; and, for rocm-trace-lite, roctxId -> row in the returned Markers."""
+    marker_ids = [i for i, s in strings.items() if s == MARKER_NAME]
+    if not marker_ids:
+        return None, {}
+    marks = ",".join("?" * len(marker_ids))
+    rows: list[dict] = []
+    if "rocpd_api" in tables:
+        for tid, start, end, args_id in con.execute(
+            f'SELECT tid, start, "end", args_id FROM rocpd_api WHERE apiName_id IN ({marks})', marker_ids
+        ):
+            rows.append({"name": strings.get(args_id) or MARKER_NAME, "start": start, "end": end, "tid": tid,
+                         "kind": MARK if start == end else THREAD_RANGE})
+    roctx_of_row: list[int] = [0] * len(rows)
+    if has_roctx_id:
+        # rocm-trace-lite: no thread is recorded; its tracer already tied each kernel to its range
+        for start, end, desc_id, roctx_id in con.execute(
+            f'SELECT start, "end", description_id, roctxId FROM rocpd_op WHERE gpuId < 0 AND opType_id IN ({marks})',
+            marker_ids,
+        ):
+            rows.append({"name": strings.get(desc_id) or MARKER_NAME, "start": start, "end": end,
+                         "kind": MARK if start == end else THREAD_RANGE, "roctx": roctx_id})
+            roctx_of_row.append(int(roctx_id or 0))
+    if not rows:
+        return None, {}
+    for row, roctx in zip(rows, roctx_of_row):
+        row["roctx"] = roctx
+    markers = Markers.from_rows(rows)
+    # from_rows sorts by (start, -end, index): follow the same order to map roctxId to sorted rows
+    order = sorted(range(len(rows)), key=lambda i: (int(rows[i]["start"]), -int(rows[i]["end"]), i))
+    range_row = {rows[i]["roctx"]: new for new, i in enumerate(order) if rows[i]["roctx"]}
+    return markers, range_row
 
 
 def _read_api(

@@ -255,6 +255,13 @@ struct Tracer {
     void write_log(const char* path_template, int threads, bool serial);
 };
 
+// Other parts of the runtime add record types to the log through these (roctx.h: markers).
+using LogWriter = void (*)(std::FILE*);
+inline std::vector<LogWriter>& log_writers() {
+    static auto* writers = new std::vector<LogWriter>;  // never destroyed: the log is written at exit
+    return *writers;
+}
+
 inline Tracer& tracer() {
     static Tracer* t = new Tracer;  // never destroyed: worker threads may outlive static destructors
     return *t;
@@ -775,7 +782,7 @@ inline std::string json_string(const std::string& s) {
     return out + "\"";
 }
 
-// One JSON object per line: meta, kernel, dispatch, api (see backends/host_trace.py).
+// One JSON object per line: meta, kernel, dispatch, api, then the hooks' records (see backends/host_trace.py).
 inline void Tracer::write_log(const char* path_template, int threads, bool serial) {
     std::string path = path_template;
     if (auto at = path.find("%pid%"); at != std::string::npos) path.replace(at, 5, std::to_string(getpid()));
@@ -823,6 +830,7 @@ inline void Tracer::write_log(const char* path_template, int threads, bool seria
         if (a.digest_slot && !a.digest_slot->empty()) std::fprintf(f, ",\"digest\":\"%s\"", a.digest_slot->c_str());
         std::fprintf(f, "}\n");
     }
+    for (LogWriter write_records : log_writers()) write_records(f);
     std::fclose(f);
     std::rename(tmp.c_str(), path.c_str());
 }
