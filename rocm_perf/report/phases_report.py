@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -12,9 +12,6 @@ from rich.table import Table
 from rocm_perf.analysis.phases import NO_RANGE, PhaseTable, phase_table
 from rocm_perf.trace.model import Trace
 from rocm_perf.trace.names import short_name
-
-if TYPE_CHECKING:
-    from rocm_perf.report.summary import SummarySection
 
 
 def _us(ns: float | None) -> str:
@@ -80,18 +77,17 @@ def render_markdown(table: PhaseTable, total_ns: int) -> str:
     return "\n".join(lines)
 
 
-def phases_section(trace: Trace, *, top: int | None = 10, width: int = 100) -> SummarySection:
-    """The summary's per-phase part (`--by-phase`): JSON key `phases`, a table per phase, phases.json."""
-    from rocm_perf.report.summary import SummarySection
-
+def phases_section_fields(trace: Trace, *, top: int | None = 10, width: int = 100) -> dict[str, Any]:
+    """The fields of the summary's per-phase section (`--by-phase`): JSON key `phases` (a list of phases),
+    a table per phase, and phases.json."""
     table = phase_table(trace)
     total = trace.runtime_ns
     data = [p.to_json() for p in table.phases]
-    return SummarySection(
-        key="phases",
-        title="Phases (roctx ranges)",
-        data=data,  # type: ignore[arg-type]  # the issue's shape: a list of phases
-        markdown=render_markdown(table, total),
-        text=render_text(table, top=top, width=width, total_ns=total),
-        files={"phases.json": {"placement": table.placement, "notes": table.notes, "phases": data}},
-    )
+    return {
+        "key": "phases",
+        "title": "Phases (roctx ranges)",
+        "data": data,
+        "markdown": render_markdown(table, total),
+        "text": render_text(table, top=top, width=width, total_ns=total),
+        "files": {"phases.json": {"placement": table.placement, "notes": table.notes, "phases": data}},
+    }

@@ -72,10 +72,10 @@ def build_summary(
     kernels = kernel_rows(trace)
     sections = extra_sections(trace)
     if by_phase:
-        from rocm_perf.report.phases_report import phases_section
+        from rocm_perf.report.phases_report import phases_section_fields
 
-        width = Console().width
-        sections.insert(0, phases_section(trace, top=top, width=max(80, min(width, 160))))
+        width = max(80, min(Console().width, 160))
+        sections.insert(0, SummarySection(**phases_section_fields(trace, top=top, width=width)))
     return Summary(
         metadata=build_metadata(trace, expect_arch=expect_arch, user=meta),
         kernels=kernels,
