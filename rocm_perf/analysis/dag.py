@@ -36,18 +36,21 @@ from rocm_perf.trace.model import UNKNOWN, ApiCalls, Trace
 
 NULL_STREAM_MODES = ("legacy", "per-thread")
 
-EVENT_RECORD_CALLS = frozenset({"hipEventRecord", "hipEventRecordWithFlags"})
-STREAM_WAIT_CALLS = frozenset({"hipStreamWaitEvent"})
-EVENT_SYNC_CALLS = frozenset({"hipEventSynchronize"})
-STREAM_SYNC_CALLS = frozenset({"hipStreamSynchronize"})
-DEVICE_SYNC_CALLS = frozenset({"hipDeviceSynchronize", "hipCtxSynchronize"})
+# HIP names, and the CUDA names a PyTorch profile of a CUDA build carries for the same calls.
+EVENT_RECORD_CALLS = frozenset({"hipEventRecord", "hipEventRecordWithFlags", "cudaEventRecord",
+                                "cudaEventRecordWithFlags"})
+STREAM_WAIT_CALLS = frozenset({"hipStreamWaitEvent", "cudaStreamWaitEvent"})
+EVENT_SYNC_CALLS = frozenset({"hipEventSynchronize", "cudaEventSynchronize"})
+STREAM_SYNC_CALLS = frozenset({"hipStreamSynchronize", "cudaStreamSynchronize"})
+DEVICE_SYNC_CALLS = frozenset({"hipDeviceSynchronize", "hipCtxSynchronize", "cudaDeviceSynchronize",
+                               "cudaCtxSynchronize"})
 
 NO_NODE = -1
 
 
 def is_host_synchronous_copy(name: str) -> bool:
-    """hipMemcpy, hipMemcpyDtoH, hipMemcpy2D, ...: blocking copies on the null stream."""
-    return name.startswith("hipMemcpy") and "Async" not in name and "Peer" not in name
+    """hipMemcpy, hipMemcpyDtoH, hipMemcpy2D, ... (cudaMemcpy, ...): blocking copies on the null stream."""
+    return name.startswith(("hipMemcpy", "cudaMemcpy")) and "Async" not in name and "Peer" not in name
 
 
 @dataclass

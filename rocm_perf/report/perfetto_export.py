@@ -1,8 +1,10 @@
 """Perfetto export: a Trace as Chrome trace-event JSON that ui.perfetto.dev opens.
 
 Layout: one process per GPU agent with a thread track per (queue, stream); one process for the
-host with a track per thread holding the HIP API calls; a "critical path" process whose single
-track repeats the dispatches on the dispatch DAG's critical path. Flow arrows join each launch
+host with a track per thread holding the HIP API calls and that thread's roctx push/pop ranges
+(nested slices) and marks (instants); start/stop ranges, which may overlap anything, on tracks of
+their own in the host process; GPU-side annotations (PyTorch) on a track beside their stream; a
+"critical path" process whose single track repeats the dispatches on the dispatch DAG's critical path. Flow arrows join each launch
 call to its kernel and each cross-stream DAG edge. Times are microseconds from the earliest
 event (the origin in ns is kept in the file's `otherData`), written with exact 3-decimal
 fractions. Events are written to the file one by one, never collected in a list.
@@ -20,7 +22,7 @@ from typing import IO, Any
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.trace.model import UNKNOWN, Trace
+from rocm_perf.trace.model import MARK, PROCESS_RANGE, UNKNOWN, Trace
 
 CRITICAL_PATH_PROCESS = "critical path"
 WRITE_BUFFER = 1 << 20  # bytes buffered before a write to the file
@@ -36,6 +38,8 @@ class ExportCounts:
     critical_slices: int = 0
     launch_flows: int = 0
     dependency_flows: int = 0
+    range_slices: int = 0
+    marks: int = 0
     tracks: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -189,6 +193,8 @@ def _origin(trace: Trace) -> int:
         starts.append(int(trace.start.min()))
     if trace.api is not None and len(trace.api):
         starts.append(int(trace.api.start.min()))
+    if trace.markers is not None and len(trace.markers):
+        starts.append(int(trace.markers.start.min()))
     return min(starts) if starts else 0
 
 
@@ -251,8 +257,13 @@ def _write_events(out, first, trace: Trace, cp: Any, categories: list[str] | Non
 
     host_pid = _host_pid(trace, set(pid_of_agent.values()) | ({next_pid - 1} if path_rows else set()))
     flow_id = 0
-    if trace.api is not None and len(trace.api):
+    has_api = trace.api is not None and len(trace.api)
+    if has_api or (trace.markers is not None and len(trace.markers)):
+        _write_host_tracks(out, first, trace, host_pid)
+    if has_api:
         flow_id = _write_api(out, first, trace, origin, host_pid, pid_of_agent, tid_of_track, track_of_row, tracks, counts)
+    if trace.markers is not None and len(trace.markers):
+        _write_markers(out, first, trace, origin, host_pid, pid_of_agent, tid_of_track, tracks, counts)
 
     if cp is not None:
         for a, b in _dependency_arrows(trace, cp, null_stream):
@@ -317,12 +328,95 @@ def _write_kernel_slices(out, first, trace: Trace, origin: int, track_of_row, tr
         counts.kernel_slices += hi - lo
 
 
+def _write_host_tracks(out, first, trace: Trace, host_pid: int) -> None:
+    """The host process and one named track per thread that made API calls or opened ranges."""
+    _event(out, first, {"name": "process_name", "ph": "M", "pid": host_pid, "tid": 0,
+                        "args": {"name": f"host process {trace.metadata.get('pid', '?')} (HIP API, roctx)"}})
+    tids: set[int] = set()
+    if trace.api is not None:
+        tids.update(int(t) for t in np.unique(trace.api.tid).tolist())
+    m = trace.markers
+    if m is not None:
+        host = (m.agent == UNKNOWN) & (m.kind != PROCESS_RANGE) & (m.tid != UNKNOWN)
+        tids.update(int(t) for t in np.unique(m.tid[host]).tolist())
+    for tid in sorted(tids):
+        _event(out, first, {"name": "thread_name", "ph": "M", "pid": host_pid, "tid": tid, "args": {"name": f"thread {tid}"}})
+
+
+def _lanes(starts: list[int], ends: list[int]) -> list[int]:
+    """A lane per interval such that intervals of one lane are nested or disjoint (first fit by start)."""
+    lanes: list[list[int]] = []  # per lane: the ends of its open intervals (a stack)
+    out = []
+    for s, e in zip(starts, ends):
+        for i, stack in enumerate(lanes):
+            while stack and stack[-1] <= s:
+                stack.pop()
+            if not stack or e <= stack[-1]:
+                stack.append(e)
+                out.append(i)
+                break
+        else:
+            lanes.append([e])
+            out.append(len(lanes) - 1)
+    return out
+
+
+def _write_markers(out, first, trace: Trace, origin: int, host_pid: int, pid_of_agent, tid_of_track, tracks,
+                   counts: ExportCounts) -> None:
+    """roctx ranges as slices: push/pop on their thread's track, start/stop (which may overlap anything) and
+    ranges of unknown thread on lanes of their own, GPU-side annotations on a lane beside their stream."""
+    m = trace.markers
+    order = np.lexsort((-(m.end - m.start), m.start))  # parents before children at equal starts
+    rows = order.tolist()
+    gpu_lane_base = max(tid_of_track.values(), default=0) + 1
+    own_lane_base = 1 << 30  # host tids are OS thread ids; keep the extra lanes clear of them
+    placed: dict[int, tuple[int, int]] = {}
+    free = [r for r in rows if m.agent[r] == UNKNOWN and (m.kind[r] == PROCESS_RANGE or m.tid[r] == UNKNOWN)]
+    for r, lane in zip(free, _lanes([int(m.start[r]) for r in free], [int(m.end[r]) for r in free])):
+        placed[r] = (host_pid, own_lane_base + lane)
+    for lane in sorted({tid for _, tid in placed.values()}):
+        _event(out, first, {"name": "thread_name", "ph": "M", "pid": host_pid, "tid": lane,
+                            "args": {"name": f"roctx start/stop ranges {lane - own_lane_base + 1}"}})
+    gpu = [r for r in rows if m.agent[r] != UNKNOWN]
+    stream_track = {(a, s): i for i, (a, _q, s) in enumerate(tracks)}
+    by_place: dict[tuple[int, int], list[int]] = {}
+    for r in gpu:
+        by_place.setdefault((int(m.agent[r]), int(m.stream[r])), []).append(r)
+    next_tid = gpu_lane_base
+    for (agent, stream), members in sorted(by_place.items()):
+        if agent not in pid_of_agent:
+            continue
+        lanes = _lanes([int(m.start[r]) for r in members], [int(m.end[r]) for r in members])
+        base = next_tid
+        next_tid += max(lanes) + 1
+        for lane in range(max(lanes) + 1):
+            track = stream_track.get((agent, stream))
+            sort = tid_of_track[track] if track is not None else base + lane
+            _event(out, first, {"name": "thread_name", "ph": "M", "pid": pid_of_agent[agent], "tid": base + lane,
+                                "args": {"name": f"stream {stream} annotations"}})
+            _event(out, first, {"name": "thread_sort_index", "ph": "M", "pid": pid_of_agent[agent], "tid": base + lane,
+                                "args": {"sort_index": sort}})
+        for r, lane in zip(members, lanes):
+            placed[r] = (pid_of_agent[agent], base + lane)
+    for r in rows:
+        pid, tid = placed.get(r, (host_pid, int(m.tid[r])))
+        if m.agent[r] != UNKNOWN and r not in placed:
+            continue
+        name = m.name_of(r)
+        start = int(m.start[r]) - origin
+        if m.kind[r] == MARK:
+            _event(out, first, {"name": name, "cat": "roctx", "ph": "i", "s": "t", "pid": pid, "tid": tid}, ts_ns=start)
+            counts.marks += 1
+        else:
+            cat = "gpu_user_annotation" if m.agent[r] != UNKNOWN else "roctx"
+            _event(out, first, {"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid},
+                   ts_ns=start, dur_ns=max(0, int(m.end[r] - m.start[r])))
+            counts.range_slices += 1
+
+
 def _write_api(out, first, trace: Trace, origin: int, host_pid: int, pid_of_agent, tid_of_track, track_of_row, tracks, counts: ExportCounts) -> int:
     """HIP API calls on host thread tracks, and a flow from each launch call to its dispatch."""
     api = trace.api
-    _event(out, first, {"name": "process_name", "ph": "M", "pid": host_pid, "tid": 0, "args": {"name": f"host process {trace.metadata.get('pid', '?')} (HIP API)"}})
-    for tid in np.unique(api.tid):
-        _event(out, first, {"name": "thread_name", "ph": "M", "pid": host_pid, "tid": int(tid), "args": {"name": f"thread {int(tid)}"}})
     # Dispatch rows by correlation id: sorted once, looked up with searchsorted (no dict of rows).
     known = trace.corr != UNKNOWN
     rows_with_corr = np.nonzero(known)[0]
@@ -377,6 +471,7 @@ def run_export(profile: Path, *, perfetto: Path, null_stream: str = "legacy", cr
         f"wrote {perfetto}: {counts.kernel_slices} kernel slices on {counts.tracks} tracks, "
         f"{counts.api_slices} API calls, {counts.launch_flows} launch arrows, "
         f"{counts.dependency_flows} cross-stream arrows, {counts.critical_slices} slices on the critical path"
+        + (f", {counts.range_slices} ranges and {counts.marks} marks" if counts.range_slices or counts.marks else "")
     )
     print("open it at https://ui.perfetto.dev (Open trace file); times are microseconds from the first event")
     return 0

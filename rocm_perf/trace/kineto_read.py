@@ -46,6 +46,7 @@ COPY_CATEGORIES = frozenset({"gpu_memcpy", "gpu_memset"})
 # The Perfetto JSON rocm-perf writes has the same outer shape; reading it back would count its
 # critical-path copies twice.
 OWN_EXPORT = "rocm-perf"
+STREAM_SPACING = 1 << 20  # streams of one device when several devices number theirs alike
 
 
 def us_to_ns(value: Any) -> int:
@@ -288,12 +289,16 @@ def _build(ranks: list[_Rank]) -> Trace:
             mapping[d] = agent
         agent_of.append(mapping)
 
-    # Stream ids are per device in Kineto; the Trace's are global (the DAG's chains): number the
-    # (agent, stream) pairs densely, in order.
+    # Stream ids are per device in Kineto; the Trace's are global (the DAG's chains). Keep the file's
+    # number where no other device uses it (0 stays the HIP null stream); else make it unique.
     pairs = sorted({(agent_of[i][k[2]], k[3]) for i, r in enumerate(ranks) for k in r.kernels}
                    | {(agent_of[i][c[2]], c[3]) for i, r in enumerate(ranks) for c in r.copies}
                    | {(agent_of[i][g["device"]], g["stream"]) for i, r in enumerate(ranks) for g in r.gpu_ranges})
-    stream_id = {p: n for n, p in enumerate(pairs)}
+    agents_of_stream: dict[int, set[int]] = {}
+    for agent, stream in pairs:
+        agents_of_stream.setdefault(stream, set()).add(agent)
+    stream_id = {(a, s): s if len(agents_of_stream[s]) == 1 and s >= 0 else (a + 1) * STREAM_SPACING + max(s, 0)
+                 for a, s in pairs}
     # Correlation ids are per process; offset later ranks so ids stay unique after merging.
     corr_offset = []
     offset = 0
@@ -363,7 +368,7 @@ def _build(ranks: list[_Rank]) -> Trace:
         pid=first.pid,
         api_trace=bool(api_rows),
         api_args=False,  # Kineto keeps the launch's stream at most, never event handles
-        streams={n: {"name": f"device {a} stream {s}", "handle": None} for (a, s), n in stream_id.items()},
+        streams={n: {"name": f"device {a} stream {s}", "handle": 0 if s == 0 else None} for (a, s), n in stream_id.items()},
         ranks=[{"file": r.path.name, "rank": r.rank, "world_size": r.world_size, "backend": r.backend} for r in ranks],
         distributed_backend=first.backend,
         world_size=first.world_size,
