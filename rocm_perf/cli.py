@@ -47,6 +47,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
         top=None if args.all else args.top,
         meta=_parse_meta(args.meta),
         by_phase=args.by_phase,
+        fold_range_numbers=not args.keep_range_numbers,
     )
 
 
@@ -59,6 +60,24 @@ def cmd_critical_path(args: argparse.Namespace) -> int:
         as_json=args.json,
         null_stream=args.null_stream,
         gap_heuristic_us=args.gap_heuristic_us,
+    )
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from rocm_perf.report.compare_report import run_compare
+
+    return run_compare(
+        Path(args.a),
+        Path(args.b),
+        out=Path(args.out) if args.out else None,
+        fail_on_regression=args.fail_on_regression,
+        strict=args.strict,
+        meta_a=_parse_meta(args.meta_a),
+        meta_b=_parse_meta(args.meta_b),
+        alpha=args.alpha,
+        min_change_pct=args.min_change,
+        top=None if args.all else args.top,
+        as_json=args.json,
     )
 
 
@@ -189,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--by-phase", action="store_true",
                    help="a kernel table per roctx range (nested as outer/inner; PyTorch: user annotations), "
                    "with each phase's wall and GPU time; --json adds `phases`")
+    p.add_argument("--keep-range-numbers", action="store_true",
+                   help="with --by-phase: keep NAME#<number> ranges (PyTorch's ProfilerStep#12) apart instead of "
+                   "folding them into NAME#*")
     p.set_defaults(func=cmd_summary)
 
     p = sub.add_parser("critical-path", help="rank kernels by their share of the dispatch DAG's critical path")
@@ -210,6 +232,28 @@ def build_parser() -> argparse.ArgumentParser:
         "(invents edges; only for traces without an API trace)",
     )
     p.set_defaults(func=cmd_critical_path)
+
+    p = sub.add_parser("compare", help="two profiles of one workload, kernel by kernel, with statistics (any formats)")
+    p.add_argument("a", help="the baseline profile (A); " + PROFILE_HELP)
+    p.add_argument("b", help="the profile to compare with it (B), of any format")
+    p.add_argument("--out", help="write compare.json and compare.md (ready for a pull request) here")
+    p.add_argument("--fail-on-regression", type=float, metavar="PCT",
+                   help="exit 1 when a kernel got significantly slower per dispatch, or the total GPU time grew, "
+                   "by more than PCT %% (for CI); errors exit 2")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse profiles whose metadata differ (GPU, clocks, ROCm, host, command, --meta-a/-b fields)")
+    p.add_argument("--meta-a", action="append", default=[], metavar="KEY=VALUE",
+                   help="what only you know about A (base_image, benchmark_config_hash, ...): compared with --meta-b")
+    p.add_argument("--meta-b", action="append", default=[], metavar="KEY=VALUE", help="the same for B")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="family-wise error over all kernels compared (Holm; default: 0.05)")
+    p.add_argument("--min-change", type=float, default=2.0, metavar="PCT",
+                   help="a kernel is faster/slower only if its median per-dispatch time moved at least this much "
+                   "(default: 2)")
+    p.add_argument("--top", type=int, default=20, help="kernels to show (default: 20)")
+    p.add_argument("--all", action="store_true", help="show every kernel")
+    p.add_argument("--json", action="store_true", help="print compare.json instead of tables")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("profile", help="build (if given a source) and profile a HIP program")
     p.add_argument("target", help="a .cu/.hip/.cpp source or a built program")

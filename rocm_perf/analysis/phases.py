@@ -14,6 +14,10 @@ Where the launch comes from, best first:
 4. without an API trace, the dispatch's own launching thread (when the format has one) and its
    start time: a kernel that runs after its range closed is then counted outside it (noted).
 
+Ranges named NAME#<number> (PyTorch's `ProfilerStep#1009`, one per iteration) are folded into
+NAME#* unless asked not to: one phase per step would make a table per iteration, and two runs of one
+job rarely number their steps alike.
+
 Per phase: `gpu_ns` is the kernel time of the dispatches placed in it (nested phases have their
 own rows, so phases add up to the total), `wall_ns` how long some thread was inside it (nested
 ranges included, concurrent threads counted once).
@@ -21,6 +25,7 @@ ranges included, concurrent threads counted once).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +36,12 @@ from rocm_perf.trace.model import MARK, PROCESS_RANGE, UNKNOWN, Markers, Trace
 
 SEPARATOR = "/"
 NO_RANGE = "(no range)"
+_NUMBERED = re.compile(r"#\d+$")
+
+
+def fold_number(name: str) -> str:
+    """'ProfilerStep#1009' -> 'ProfilerStep#*'; other names unchanged."""
+    return _NUMBERED.sub("#*", name)
 
 
 @dataclass
@@ -113,7 +124,7 @@ def validate_markers(markers: Markers, source: str) -> None:
         )
 
 
-def _sweep(markers: Markers, rows: np.ndarray, paths: _PathIndex) -> _Steps:
+def _sweep(markers: Markers, rows: np.ndarray, paths: _PathIndex, fold: bool) -> _Steps:
     """The step function of one timeline over the given range rows (ranges are [start, end))."""
     if not len(rows):
         z = np.zeros(0, dtype=np.int64)
@@ -127,7 +138,8 @@ def _sweep(markers: Markers, rows: np.ndarray, paths: _PathIndex) -> _Steps:
     order = np.lexsort((which, is_start, times))
     # the nesting order of open ranges: by start, the longer (outer) first, then row
     rank = {r: i for i, r in enumerate(rows[np.lexsort((rows, -(ends - starts), starts))].tolist())}
-    label = {r: markers.names[int(markers.name[r])] for r in rows.tolist()}
+    names = [fold_number(n) for n in markers.names] if fold else markers.names
+    label = {r: names[int(markers.name[r])] for r in rows.tolist()}
     open_rows: list[int] = []
     row_path: dict[int, int] = {}
     out_t: list[int] = []
@@ -191,7 +203,7 @@ class Placement:
     first_ns: dict[str, int]  # per path: when it was first entered
 
 
-def place_dispatches(trace: Trace) -> Placement:
+def place_dispatches(trace: Trace, *, fold_numbers: bool = True) -> Placement:
     """Put every dispatch in its phase (see the module docstring for the rules)."""
     n = len(trace)
     markers = trace.markers
@@ -213,8 +225,8 @@ def place_dispatches(trace: Trace) -> Placement:
     # thread the format does not name (UNKNOWN) form one more timeline.
     threads = sorted(set(markers.tid[thread_rows].tolist()))
     host_steps = {t: _sweep(markers, np.concatenate([thread_rows[markers.tid[thread_rows] == t], process_rows]),
-                            paths) for t in threads}
-    process_steps = _sweep(markers, process_rows, paths)
+                            paths, fold_numbers) for t in threads}
+    process_steps = _sweep(markers, process_rows, paths, fold_numbers)
     walls: list[tuple[int, int, int]] = []
     opened: list[tuple[int, int]] = []  # (path, row) of every range, where it opened
     for t, steps in host_steps.items():
@@ -237,10 +249,10 @@ def place_dispatches(trace: Trace) -> Placement:
         placed_on_gpu = 0
         for agent, stream in sorted(set(zip(markers.agent[gpu_rows].tolist(), markers.stream[gpu_rows].tolist()))):
             rows = gpu_rows[(markers.agent[gpu_rows] == agent) & (markers.stream[gpu_rows] == stream)]
-            steps = _sweep(markers, rows, paths)
+            steps = _sweep(markers, rows, paths, fold_numbers)
             unlinked = [r for r in rows.tolist() if markers.link[r] == UNKNOWN]
             if unlinked:  # a GPU range with no host twin: its own time is its wall time
-                _collect_walls(_sweep(markers, np.asarray(unlinked, dtype=np.int64), paths), walls)
+                _collect_walls(_sweep(markers, np.asarray(unlinked, dtype=np.int64), paths, fold_numbers), walls)
                 opened += [(steps.row_path[r], r) for r in unlinked]
             on_this = np.flatnonzero(remaining & (trace.agent == agent) & (trace.stream == stream))
             if not len(on_this):
@@ -316,9 +328,9 @@ def _union_walls(intervals: list[tuple[int, int, int]], paths: list[str]) -> dic
     return walls
 
 
-def phase_table(trace: Trace) -> PhaseTable:
+def phase_table(trace: Trace, *, fold_numbers: bool = True) -> PhaseTable:
     """The kernel table per phase (see the module docstring); dispatches outside every range form NO_RANGE."""
-    placed = place_dispatches(trace)
+    placed = place_dispatches(trace, fold_numbers=fold_numbers)
     duration = trace.end - trace.start
     names = [s.display_name or s.name for s in trace.symbols]
     phases = []

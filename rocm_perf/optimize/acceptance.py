@@ -25,6 +25,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from rocm_perf.analysis.rank_test import holm_adjusted  # noqa: F401  (shared with compare; reports use it)
+
 ACCEPT = "accept"
 REJECT = "reject"
 CONTINUE = "continue"
@@ -237,18 +239,6 @@ def confirmation_alpha(alpha: float, k: int) -> float:
     if k < 1:
         raise ValueError("confirmations count from 1")
     return alpha / (k * (k + 1))
-
-
-def holm_adjusted(p_values: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (for reports over a finished set of comparisons)."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,7 @@ def build_metadata(trace: Trace, *, expect_arch: str | None = None, user: dict[s
         "command": md.get("command"),
         "pid": md.get("pid"),
         "api_trace": bool(md.get("api_trace")),
+        "world_size": md.get("world_size"),
         "dispatches": len(trace),
         "runtime_ns": trace.runtime_ns,
     }

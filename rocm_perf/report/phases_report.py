@@ -77,10 +77,11 @@ def render_markdown(table: PhaseTable, total_ns: int) -> str:
     return "\n".join(lines)
 
 
-def phases_section_fields(trace: Trace, *, top: int | None = 10, width: int = 100) -> dict[str, Any]:
+def phases_section_fields(trace: Trace, *, top: int | None = 10, width: int = 100,
+                          fold_numbers: bool = True) -> dict[str, Any]:
     """The fields of the summary's per-phase section (`--by-phase`): JSON key `phases` (a list of phases),
     a table per phase, and phases.json."""
-    table = phase_table(trace)
+    table = phase_table(trace, fold_numbers=fold_numbers)
     total = trace.runtime_ns
     data = [p.to_json() for p in table.phases]
     return {

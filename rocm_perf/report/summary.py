@@ -68,6 +68,7 @@ def build_summary(
     meta: dict[str, str] | None = None,
     by_phase: bool = False,
     top: int | None = 20,
+    fold_range_numbers: bool = True,
 ) -> Summary:
     kernels = kernel_rows(trace)
     sections = extra_sections(trace)
@@ -75,7 +76,8 @@ def build_summary(
         from rocm_perf.report.phases_report import phases_section_fields
 
         width = max(80, min(Console().width, 160))
-        sections.insert(0, SummarySection(**phases_section_fields(trace, top=top, width=width)))
+        sections.insert(0, SummarySection(**phases_section_fields(trace, top=top, width=width,
+                                                                  fold_numbers=fold_range_numbers)))
     return Summary(
         metadata=build_metadata(trace, expect_arch=expect_arch, user=meta),
         kernels=kernels,
@@ -94,12 +96,14 @@ def run_summary(
     top: int | None = 20,
     meta: dict[str, str] | None = None,
     by_phase: bool = False,
+    fold_range_numbers: bool = True,
 ) -> int:
     """Load `profile`, print its summary (table or JSON), write the artifacts into `out`. Returns the exit code."""
     trace = load_trace(profile)
     if len(trace) == 0:
         raise RocmPerfError(f"{profile}: the profile holds no kernel dispatches ({no_dispatch_hint(trace)})")
-    summary = build_summary(trace, expect_arch=expect_arch, meta=meta, by_phase=by_phase, top=top)
+    summary = build_summary(trace, expect_arch=expect_arch, meta=meta, by_phase=by_phase, top=top,
+                            fold_range_numbers=fold_range_numbers)
     if out is not None:
         write_artifacts(summary, out)
     if as_json:
