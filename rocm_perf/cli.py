@@ -81,6 +81,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_triage(args: argparse.Namespace) -> int:
+    from rocm_perf.report.triage_report import run_triage
+
+    return run_triage(
+        Path(args.profile),
+        out=Path(args.out) if args.out else None,
+        expect_arch=args.expect_arch,
+        meta=_parse_meta(args.meta),
+        top=args.top,
+        short_us=args.short_us,
+        max_gap_us=args.max_gap_us,
+        as_json=args.json,
+    )
+
+
 def cmd_profile(args: argparse.Namespace) -> int:
     from rocm_perf.report.profile_command import run_profile
 
@@ -232,6 +247,20 @@ def build_parser() -> argparse.ArgumentParser:
         "(invents edges; only for traces without an API trace)",
     )
     p.set_defaults(func=cmd_critical_path)
+
+    p = sub.add_parser("triage", help="where the time is, what overlaps, what could be fused (any profile format)")
+    p.add_argument("profile", help=PROFILE_HELP)
+    p.add_argument("--out", help="write kernel_table.json, overlap_opportunities.json, fuse_opportunities.json, "
+                   "profile_summary.md, profile_metadata.json here")
+    p.add_argument("--top", type=int, default=10, help="rows per table (default: 10)")
+    p.add_argument("--short-us", type=float, default=10.0,
+                   help="a kernel shorter than this (or than its launch call) counts as short for fusion (default: 10)")
+    p.add_argument("--max-gap-us", type=float, default=50.0,
+                   help="kernels at most this far apart count as back to back (default: 50)")
+    p.add_argument("--expect-arch", help="the GPU architecture you meant to profile (e.g. gfx942)")
+    p.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE", help="metadata only you know")
+    p.add_argument("--json", action="store_true", help="print everything as one JSON document")
+    p.set_defaults(func=cmd_triage)
 
     p = sub.add_parser("compare", help="two profiles of one workload, kernel by kernel, with statistics (any formats)")
     p.add_argument("a", help="the baseline profile (A); " + PROFILE_HELP)

@@ -38,6 +38,14 @@ ISSUE_NAMES = [
     ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, float)", "elementwise"),
     ("__amd_rocclr_copyBuffer", "memory"),
     ("__amd_rocclr_fillBufferAligned", "memory"),
+    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float>>>", "reduction"),
+    ("void cub::DeviceScanKernel<cub::AgentScanPolicy<>, int*, int*>", "scan_sort"),
+    ("void rocprim::detail::onesweep_iteration_kernel<>", "scan_sort"),
+    ("void fbgemm_gpu::split_embedding_backward_codegen_adagrad_unweighted_kernel_cta_per_row_1", "embedding"),
+    ("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<TensorListMetadata<2>>", "optimizer"),
+    ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>", "gemm"),
+    ("splitKreduce_kernel<float, float, float, float, true, true, false>", "gemm"),
+    ("void vllm::rotary_embedding_kernel<c10::BFloat16, true>", "elementwise"),
     ("my_custom_kernel(float*)", OTHER),
 ]
 
@@ -70,11 +78,12 @@ def test_fixture_names_legacy_rpd():
     assert by_prefix("reshape_and_cache") == {"quantization"}  # its Fp8KVCacheDataType variant quantizes as it copies
     assert by_prefix("rotary_embedding") == {"elementwise"}
     assert by_prefix("vectorized_elementwise_kernel") == {"elementwise"}
-    assert by_prefix("rocprim::detail::single_scan_kernel") == {OTHER}
+    assert by_prefix("rocprim::detail::single_scan_kernel") == {"scan_sort"}
 
 
 def test_fixture_names_rocpd_and_csv():
-    assert set(_categories(DATA / "rocpd_v3_multistream.db").values()) == {OTHER}
+    cats = _categories(DATA / "rocpd_v3_multistream.db")
+    assert cats.pop("reduce_kernel") == "reduction" and set(cats.values()) == {OTHER}
     docs = _categories(DATA / "rocprofv3-csv" / "kernel_trace.csv")
     assert docs == {"addition_kernel<float>": "elementwise", "divide_kernel": "elementwise",
                     "multiply_kernel": "elementwise", "subtract_kernel": "elementwise"}

@@ -3,7 +3,7 @@
 To add a category or teach an existing one a new library, add a pattern to RULES. Order matters
 where names overlap: an attention kernel built with composable kernel (`ck_tile::FmhaFwdKernel`)
 is `attention`, a Triton kernel that fuses a norm is `normalization`, and plain CK GEMMs are
-`composable_kernel`, not the generic GEMM bucket.
+`composable_kernel`, not the generic GEMM bucket; a rotary embedding is `elementwise`, not `embedding`, and fbgemm's embedding kernels are `embedding`, not GEMMs.
 """
 
 from __future__ import annotations
@@ -41,13 +41,21 @@ RULES: list[Rule] = [
     _rule("triton", r"^triton_|\btriton\b|_triton_", "Triton-generated kernels (triton_poi_/red_/per_...)"),
     _rule("composable_kernel", r"\bck::|\bck_tile::|^_ZN2ck|^_ZN7ck_tile|device_gemm_xdl|kernel_gemm_xdl",
           "composable kernel (ck::, ck_tile::)"),
-    _rule("gemm", r"^Cijk_|\bCijk_|gemm|rocblas|hipblaslt|wvSplt|matmul|_MT\d+x\d+x\d+",
-          "hipBLASLt/rocBLAS Tensile (Cijk_...), skinny GEMMs (wvSplitK), other GEMMs"),
+    _rule("embedding", r"(?<!rotary_)embedding|embedding_?bag|EmbeddingBag",
+          "embedding lookups and their backward (not rotary embeddings: elementwise)"),
+    _rule("gemm", r"^Cijk_|\bCijk_|gemm|rocblas|hipblaslt|wvSplt|matmul|_MT\d+x\d+x\d+|cutlass|gemv|splitK",
+          "hipBLASLt/rocBLAS Tensile (Cijk_...), skinny GEMMs (wvSplitK), split-K reductions, other GEMMs"),
     _rule("miopen", r"miopen|naive_conv|igemm_|winograd|conv_?fwd|conv_?bwd|convolution|\bconv\d?d",
           "MIOpen convolutions and solvers"),
+    _rule("optimizer", r"multi_tensor_apply|fused_?adam|\badam|adagrad|lamb_|_sgd_|sgd_kernel",
+          "fused optimizer steps (multi-tensor apply, Adam, Adagrad, SGD)"),
     _rule("memory", r"__amd_rocclr_|copyBuffer|fillBuffer|memcpy|memset|copy_kernel|CatArrayBatchedCopy|"
           r"direct_copy|reshape_and_cache|index_?select|indexSelect|gather_kernel|scatter_kernel|transpose",
           "copies, fills (HIP runtime blits), cache writes, gathers/transposes"),
+    _rule("reduction", r"reduce_kernel|reduction|block_?reduce|DeviceReduce|DeviceSegmentedReduce",
+          "sums, means, norms over an axis (at::native::reduce_kernel, rocprim/cub reductions)"),
+    _rule("scan_sort", r"rocprim::|\bcub::|hipcub::|radix_?sort|sort_kernel|DeviceScan|scan_kernel|bitonic",
+          "prefix sums and sorts (rocPRIM, hipCUB, radix sort)"),
     _rule("elementwise", r"elementwise|pointwise|vectorized_|unrolled_|activation|silu|gelu|relu|act_and_mul|"
           r"rotary|softmax|^(void )?(add|addition|sub|subtract|mul|multiply|div|divide|scale|axpy)(_kernel|<|\()",
           "elementwise, activations, rotary embeddings, softmax"),
