@@ -285,16 +285,16 @@ def _critical_path_deltas(a: Trace, b: Trace, out: Comparison) -> None:
 
 
 def regressions(comparison: Comparison, percent: float) -> list[str]:
-    """What got slower by more than `percent` %: significantly slower kernels (median) and the total GPU time."""
+    """What got slower by more than `percent` %: the total GPU time, then significantly slower kernels (median)."""
     limit = percent / 100.0
     found = []
+    a, b = comparison.a_total_ns, comparison.b_total_ns
+    if a and (b - a) / a > limit:
+        found.append(f"total GPU time {100 * (b - a) / a:+.1f} %")
     for k in comparison.kernels:
         ratio = k.median_ratio
         if k.status == SLOWER and ratio is not None and ratio - 1.0 > limit:
             found.append(f"{short_name(k.name)} {100 * (ratio - 1):+.1f} % per dispatch (p {k.p_holm:.2g} after Holm)")
-    a, b = comparison.a_total_ns, comparison.b_total_ns
-    if a and (b - a) / a > limit:
-        found.append(f"total GPU time {100 * (b - a) / a:+.1f} %")
     return found
 
 
