@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import DATA
+from host_programs import built  # noqa: F401  (session fixture)
 from rocm_perf.analysis.compare import comparability, compare_traces, match_kernels
 from rocm_perf.analysis.rank_test import holm_adjusted, mann_whitney
 from rocm_perf.cli import main
@@ -177,3 +178,24 @@ def test_meta_fields_take_part(capsys):
             "--meta-b", "base_image=rocm/pytorch:7.0", "--strict"]
     assert main(argv) == 2
     assert "base_image" in capsys.readouterr().err
+
+
+def test_the_optimizer_report_uses_the_same_comparison(tmp_path, built):  # noqa: F811
+    """report.md's before/after table: original (B) against final (C) rounds of the final check."""
+    from rocm_perf.backends.host import HostBackend
+    from rocm_perf.optimize.artifacts import _before_after_markdown, before_after
+
+    program = str(built("roctx_phases"))
+    for i in range(2):
+        for role in ("B", "C"):
+            result = HostBackend().profile([program], tmp_path / "baseline" / "profiles" / f"final-{i}-{role}")
+            assert result.returncode == 0
+    doc = before_after(tmp_path)
+    original = [load_trace(db) for db in sorted((tmp_path / "baseline" / "profiles").glob("final-*-B/*.db"))]
+    assert doc["total"]["a_ns"] == sum(t.runtime_ns for t in original)
+    calls = {k["name"]: (k["a_calls"], k["b_calls"]) for k in doc["kernels"]}
+    assert calls == {"fill(float*, float, int)": (8, 8), "scale(float*, float, int)": (14, 14),
+                     "copy_back(float const*, float*, int)": (2, 2)}
+    markdown = "\n".join(_before_after_markdown(doc))
+    assert "## Before / after, per kernel" in markdown and "fill(float*, float, int)" in markdown
+    assert before_after(tmp_path / "nowhere") is None

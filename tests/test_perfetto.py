@@ -20,6 +20,7 @@ PROFILES = [
     DATA / "mytrace.rpd.gz",
     DATA / "rocprofv3-csv" / "kernel_trace.csv",
     DATA / "rocprofv3-csv",
+    DATA / "torch-trace" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
 ]
 
 PHASES = {"X", "B", "E", "M", "s", "t", "f", "i", "I", "C"}

@@ -20,6 +20,7 @@ FIXTURES = [
     DATA / "rocprofv3-csv",
     DATA / "rocprofv3-csv" / "kernel_trace.csv",
     DATA / "rocprofv3-csv" / "kernel_trace_truncated.csv",
+    DATA / "torch-trace" / "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
 ]
 
 METADATA_KEYS = {

@@ -152,6 +152,38 @@ def _side(trace: Trace) -> _Side:
     return _Side(durations, mangled)
 
 
+def pooled(traces: list[Trace]) -> Trace:
+    """Several profiles of one program (rounds) as one Trace of all their dispatches, kernels by display name.
+
+    Only what a comparison reads is kept (times, kernels, agents, streams); rounds keep their own times.
+    """
+    from rocm_perf.trace.model import KernelSymbol
+
+    symbols: list[KernelSymbol] = []
+    index: dict[str, int] = {}
+    start, end, kernel, agent, stream = [], [], [], [], []
+    for t in traces:
+        mapping = []
+        for sym in t.symbols:
+            name = sym.display_name or sym.name
+            if name not in index:
+                index[name] = len(symbols)
+                symbols.append(KernelSymbol(sym.name, name))
+            mapping.append(index[name])
+        start.append(t.start)
+        end.append(t.end)
+        kernel.append(np.asarray(mapping, dtype=np.int64)[t.kernel] if len(t) else np.zeros(0, np.int64))
+        agent.append(t.agent)
+        stream.append(t.stream)
+    if not traces:
+        return Trace.from_rows(start=[], end=[], kernel=[], symbols=[])
+    merged = Trace.from_rows(start=np.concatenate(start), end=np.concatenate(end), kernel=np.concatenate(kernel),
+                             symbols=symbols, agent=np.concatenate(agent), stream=np.concatenate(stream),
+                             agents=list(traces[0].agents))
+    merged.metadata.update(traces[0].metadata)
+    return merged
+
+
 def match_kernels(a: list[str], b: list[str]) -> list[tuple[str | None, str | None]]:
     """Pairs (name in A, name in B): equal full names first, then equal short names unique on both sides."""
     b_set = set(b)

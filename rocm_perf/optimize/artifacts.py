@@ -85,10 +85,30 @@ def _trial_json(t: Trial) -> dict:
             "resources": t.resources, "diff": t.diff, "generation": t.generation}
 
 
+def before_after(run_dir: Path) -> dict | None:
+    """Per kernel, the original program against the final one over the final check's rounds (every
+    dispatch of every round), with the comparison `rocm-perf compare` makes; None without a final check."""
+    from rocm_perf.analysis.compare import compare_traces, pooled
+    from rocm_perf.errors import RocmPerfError
+    from rocm_perf.trace.load import load_trace
+
+    profiles = run_dir / "baseline" / "profiles"
+    try:
+        original = [load_trace(db) for db in sorted(profiles.glob("final-*-B/*.db"))]
+        final = [load_trace(db) for db in sorted(profiles.glob("final-*-C/*.db"))]
+        if not original or not final:
+            return None
+        return compare_traces(pooled(original), pooled(final), phases=False, critical_path=False,
+                              a_label="original", b_label="final").to_json()
+    except RocmPerfError as e:
+        return {"error": str(e)}
+
+
 def write_artifacts(run_dir: Path, ledger: Ledger, *, state: str | None = None) -> dict:
     """accepted.diff, final.cu, summary.json, report.md in run_dir; returns the summary."""
     bases = ledger.baselines()
     summary = build_summary(run_dir, ledger, state=state)
+    summary["before_after"] = before_after(run_dir)
     if bases:
         original = (run_dir / bases[0].source_path).read_bytes()
         final = (run_dir / bases[-1].source_path).read_bytes()
@@ -114,6 +134,7 @@ def render_markdown(s: dict) -> str:
     if s.get("final_check"):
         lines.append(f"- original vs final (critical path): ratio {_interval_text(s['final_check'])}, "
                      f"speedup {_speedup_text(s['final_check'])}")
+    lines += _before_after_markdown(s.get("before_after"))
     lines.append("")
     lines.append("## Accepted changes")
     if not s["accepted"]:
@@ -141,6 +162,29 @@ def render_markdown(s: dict) -> str:
         detail = (t["detail"] or "").replace("|", "\\|").replace("\n", " ")[:160]
         lines.append(f"| {t['id']} | {t['kernel']} | {t['loop']} | {t['rule']} | {t['factor']} | {t['reason']} | {detail} |")
     return "\n".join(lines) + "\n"
+
+
+def _before_after_markdown(doc: dict | None) -> list[str]:
+    """The per-kernel before/after table (the numbers of `rocm-perf compare`, original vs final)."""
+    if not doc:
+        return []
+    if "error" in doc:
+        return ["", "## Before / after, per kernel", "", f"Not compared: {doc['error']}"]
+    lines = ["", "## Before / after, per kernel", "",
+             f"Original against final over the final check's rounds; {doc['test']['per_kernel']}, "
+             f"{doc['test']['family_wise']} at {doc['test']['alpha']:g}.", "",
+             "| kernel | status | calls | median before us | median after us | change | p (Holm) |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for k in doc["kernels"][:15]:
+        before, after = k.get("a_median_ns"), k.get("b_median_ns")
+        change = f"{(after / before - 1) * 100:+.1f} %" if before and after is not None else "-"
+        p = "-" if k.get("p_holm") is None else f"{k['p_holm']:.2g}"
+        cell = lambda v: "-" if v is None else f"{v / 1000:,.1f}"  # noqa: E731
+        lines.append(f"| `{k['name'][:80].replace('|', chr(92) + '|')}` | {k['status']} | {k['a_calls']} / {k['b_calls']} | "
+                     f"{cell(before)} | {cell(after)} | {change} | {p} |")
+    total = doc["total"]
+    lines.append(f"\nKernel time over those rounds: {total['a_ns'] / 1000:,.1f} us -> {total['b_ns'] / 1000:,.1f} us.")
+    return lines
 
 
 def terminal_summary(s: dict) -> str:
