@@ -7,7 +7,6 @@ import gzip
 import json
 import shutil
 import sqlite3
-from pathlib import Path
 
 import numpy as np
 import pytest

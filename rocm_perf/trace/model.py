@@ -119,7 +119,6 @@ class Markers:
         n = len(rows)
         order = sorted(range(n), key=lambda i: (int(rows[i]["start"]), -int(rows[i]["end"]), i))
         new_row = {old: new for new, old in enumerate(order)}
-        names: list[str] = []
         index: dict[str, int] = {}
 
         def col(key: str, default: int, dtype=np.int64) -> np.ndarray:
@@ -127,10 +126,9 @@ class Markers:
 
         for i in order:
             index.setdefault(str(rows[i]["name"]), len(index))
-        names = list(index)
         links = [rows[i].get("link", UNKNOWN) for i in order]
         return cls(
-            names=names,
+            names=list(index),
             name=np.array([index[str(rows[i]["name"])] for i in order], dtype=np.int32),
             start=col("start", 0),
             end=col("end", 0),
