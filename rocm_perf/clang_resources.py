@@ -15,6 +15,10 @@ from pathlib import Path
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.process import run
 
+# roctx declarations for hipcc and libclang on machines whose ROCm has no roctx headers; passed
+# with -idirafter, so real headers are always found first.
+ROCTX_DECLARATIONS = Path(__file__).resolve().parent / "roctx_declarations"
+
 
 def _version_key(path: Path) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", path.name)) or (0,)

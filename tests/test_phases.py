@@ -237,3 +237,13 @@ def test_phase_placement_errors_name_the_source():
     t.metadata["source_path"] = "/some/profile.db"
     with pytest.raises(RocmPerfError, match="/some/profile.db"):
         phase_table(t)
+
+
+def test_a_roctx_program_parses_and_compiles_where_rocm_has_no_roctx_headers(capsys, hipcc):
+    """Debian's ROCm has no roctx headers: libclang and hipcc find our declarations (-idirafter) instead."""
+    source = HOST / "roctx_phases.cu"
+    assert main(["loops", str(source)]) == 0
+    assert "kernel scale" in capsys.readouterr().out
+    assert main(["check", str(source), "--json"]) == 0
+    kernels = {k["demangled"] for k in json.loads(capsys.readouterr().out)["kernels"]}
+    assert kernels == {"fill(float*, float, int)", "scale(float*, float, int)", "copy_back(float const*, float*, int)"}

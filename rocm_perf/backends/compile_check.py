@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rocm_perf import process
 from rocm_perf.backends.hipcc import amd_env, find_hipcc
+from rocm_perf.clang_resources import ROCTX_DECLARATIONS
 from rocm_perf.backends.compiler_output import first_errors
 from rocm_perf.backends.isa import count_instructions
 from rocm_perf.backends.demangle import demangle_all
@@ -259,7 +260,8 @@ def _compile_in(
     argv = [hipcc, f"--offload-arch={target}"]
     if not any(re.fullmatch(r"-O[0-3sz]?|-Ofast", f) for f in flags):
         argv.append("-O3")
-    argv += [*flags, "-c", str(source), "--cuda-device-only", f"-Rpass-analysis={REMARK_PASS}", "-o", str(obj)]
+    argv += [*flags, "-idirafter", str(ROCTX_DECLARATIONS), "-c", str(source), "--cuda-device-only",
+             f"-Rpass-analysis={REMARK_PASS}", "-o", str(obj)]
     if keep_isa:
         argv.append("-save-temps=obj")  # writes <stem>-hip-amdgcn-amd-amdhsa-<arch>.s next to the object
     log = workdir / "compile.log" if keep_files else None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from clang.cindex import Diagnostic, Index, TranslationUnit
 
-from rocm_perf.clang_resources import find_resource_dir
+from rocm_perf.clang_resources import ROCTX_DECLARATIONS, find_resource_dir
 from rocm_perf.errors import RocmPerfError
 
 STUB_DIR = Path(__file__).resolve().parent / "stub"
@@ -93,6 +93,7 @@ def parse_setup(mode: str | None = None) -> ParseSetup:
         ]  # fmt: skip
     else:
         raise RocmPerfError(f"unknown source parse mode {mode!r}: expected 'real' or 'stub'")
+    args += ["-idirafter", str(ROCTX_DECLARATIONS)]  # roctx where the machine's ROCm has no headers for it
     return ParseSetup(mode, resource_dir, hip_root if mode == "real" else None, tuple(args))
 
 

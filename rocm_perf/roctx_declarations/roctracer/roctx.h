@@ -1,0 +1,3 @@
+/* <roctracer/roctx.h> where ROCm has none: declarations only (see ../roctx_api.h). */
+#pragma once
+#include "../roctx_api.h"
