@@ -22,7 +22,7 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.report.metadata import build_metadata
 from rocm_perf.report.summary_section import SummarySection
 from rocm_perf.trace.load import load_trace
-from rocm_perf.trace.model import Trace
+from rocm_perf.trace.model import MARK, Trace
 
 
 @dataclass
@@ -113,6 +113,10 @@ def run_summary(
         sys.stdout.write("\n")
     else:
         print_summary(summary, top=top, console=Console())
+        ranges = 0 if trace.markers is None else int((trace.markers.kind != MARK).sum())
+        if ranges and not by_phase:
+            print(f"the profile holds {ranges:,} ranges (roctx or PyTorch annotations): --by-phase splits the kernel "
+                  "table by them")
         if out is not None:
             print(f"wrote {out / 'kernel_table.json'}, {out / 'profile_summary.md'}, {out / 'profile_metadata.json'}")
     return 0
