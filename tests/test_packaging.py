@@ -42,7 +42,10 @@ def installed(tmp_path_factory) -> tuple[Path, dict]:
     # The data an installed copy cannot work without.
     for needed in ("rocm_perf/rewrites/unroll_manual.j2", "rocm_perf/rewrites/unroll_pragma.j2",
                    "rocm_perf/report/templates/run.html.j2", "rocm_perf/backends/host_runtime/hip/hip_runtime.h",
-                   "rocm_perf/source/stub/hip/hip_runtime.h"):
+                   "rocm_perf/source/stub/hip/hip_runtime.h", "rocm_perf/backends/host_runtime/roctracer/roctx.h",
+                   "rocm_perf/backends/host_runtime/rocprofiler-sdk-roctx/roctx.h",
+                   "rocm_perf/backends/roctx_declarations/roctx_api.h",
+                   "rocm_perf/backends/roctx_declarations/rocprofiler-sdk-roctx/roctx.h"):
         assert needed in names, f"{needed} missing from {wheel.name}"
     venv = base / "venv"
     run([sys.executable, "-m", "venv", venv], cwd=base, env=env)
