@@ -3,7 +3,7 @@
 Accepted kernel-trace layouts: ROCm 7 (`Stream_Id`, `LDS_Block_Size`, `Scratch_Size`), ROCm 6
 (no `Stream_Id`; `Group_Segment_Size`, `Private_Segment_Size`), `rocpd convert` output (a
 leading `Guid` column), and counter_collection.csv (one row per dispatch and counter: folded
-back to one row per dispatch). In a folder, `<pid>_hip_api_trace.csv` supplies the API calls;
+back to one row per dispatch, the counters kept as the Trace's per-dispatch columns). In a folder, `<pid>_hip_api_trace.csv` supplies the API calls;
 CSV API rows carry no arguments, so their stream/event columns stay UNKNOWN.
 """
 
@@ -204,9 +204,12 @@ def _kernel_trace(tables: list[_Table]) -> Trace:
     symbols: list[KernelSymbol] = []
     symbol_index: dict[tuple, int] = {}
     pids: list[int] = []
+    counter_parts: list[tuple[int, dict[str, np.ndarray]]] = []  # (rows, columns) per table
     for t in tables:
+        columns: dict[str, np.ndarray] = {}
         if t.has("Counter_Name"):
-            t = _one_row_per_dispatch(t)
+            t, columns = _one_row_per_dispatch(t)
+        counter_parts.append((len(t.rows), columns))
         if t.has("Process_Id") and t.rows:
             pids.append(int(t.ints("Process_Id")[0]))
         elif m := _PID_PREFIX.match(t.path.name):
@@ -241,6 +244,7 @@ def _kernel_trace(tables: list[_Table]) -> Trace:
         tid=None if bool((tids == UNKNOWN).all()) else tids,
         # The CSV names agents by number only; what GPU it was is not in the kernel trace.
         agents=[Agent(id=int(a), type="GPU", name="") for a in sorted(set(agents_col.tolist()))],
+        counters=_stack_counters(counter_parts),
     )
     trace.metadata.update(
         format="rocprofv3-csv", hostname=None, command=None, pid=pids[0] if pids else None, api_trace=False
@@ -260,15 +264,42 @@ def _dims(t: _Table, prefix: str) -> np.ndarray:
     return np.stack([total, np.ones_like(total), np.ones_like(total)], axis=1)
 
 
-def _one_row_per_dispatch(t: _Table) -> _Table:
+def _one_row_per_dispatch(t: _Table) -> tuple[_Table, dict[str, np.ndarray]]:
+    """The first row of each dispatch, and each counter as a column over those rows (NaN where a
+    dispatch has no row for it). Repeated (dispatch, counter) rows are summed, as rocpd's
+    `counters_collection` view sums a counter's instances."""
     key = t.header.index("Dispatch_Id") if t.has("Dispatch_Id") else t.header.index("Correlation_Id")
-    seen: set[str] = set()
+    name_at, value_at = t.header.index("Counter_Name"), t.header.index("Counter_Value")
+    row_of: dict[str, int] = {}
     rows = []
-    for r in t.rows:
-        if r[key] not in seen:
-            seen.add(r[key])
+    cells: dict[str, dict[int, float]] = {}
+    for line, r in enumerate(t.rows, start=2):
+        row = row_of.setdefault(r[key], len(rows))
+        if row == len(rows):
             rows.append(r)
-    return _Table(t.path, t.header, rows)
+        try:
+            value = float(r[value_at]) if r[value_at].strip() else float("nan")
+        except ValueError:
+            raise RocmPerfError(
+                f"{t.path}: line {line}: Counter_Value of {r[name_at]} is not a number ({r[value_at]!r})"
+            ) from None
+        column = cells.setdefault(r[name_at], {})
+        column[row] = column.get(row, 0.0) + value
+    columns = {}
+    for name, values in cells.items():
+        column = np.full(len(rows), np.nan)
+        column[list(values)] = list(values.values())
+        columns[name] = column
+    return _Table(t.path, t.header, rows), columns
+
+
+def _stack_counters(parts: list[tuple[int, dict[str, np.ndarray]]]) -> dict[str, np.ndarray]:
+    """Per-table counter columns as columns over all tables' rows, NaN where a table lacks a counter."""
+    names = sorted({name for _, columns in parts for name in columns})
+    out = {}
+    for name in names:
+        out[name] = np.concatenate([columns.get(name, np.full(n, np.nan)) for n, columns in parts])
+    return out
 
 
 def _api_calls(tables: list[_Table]) -> ApiCalls:

@@ -19,7 +19,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 def load_trace(path: Path) -> Trace:
     """A Trace from a rocpd v3 database, a legacy RPD (optionally gzip'd), rocprofv3 CSV (file or folder),
-    or a PyTorch profiler (Kineto) trace (`.json`, `.json.gz`, or a folder of them, one per rank).
+    a PyTorch profiler (Kineto) trace (`.json`, `.json.gz`, or a folder of them, one per rank),
+    the pmc_N folders of a multi-pass rocprofv3 counter collection, or a rocprof-compute workload folder.
 
     Raises RocmPerfError with a one-line message naming the file for anything else.
     Display names a trace left mangled (legacy RPD, `rocprofv3 -M`) are demangled.
@@ -33,8 +34,15 @@ def _load(path: Path) -> Trace:
     if not path.exists():
         raise RocmPerfError(f"{path}: no such file or directory")
     if path.is_dir():
+        from rocm_perf.trace.counter_passes import check_lone_pass, pass_folders
         from rocm_perf.trace.csv_read import read_csv_folder
+        from rocm_perf.trace.rocprof_compute_read import is_rocprof_compute_workload, read_rocprof_compute
 
+        if is_rocprof_compute_workload(path):
+            return read_rocprof_compute(path)
+        if pass_folders(path):
+            return _load_counter_passes(path)
+        check_lone_pass(path)
         kineto = _kineto_files(path)
         if kineto:
             from rocm_perf.trace.kineto_read import read_kineto_folder
@@ -104,6 +112,16 @@ def _kineto_files(folder: Path) -> list[Path]:
         if looks_like_kineto(head):
             found.append(p)
     return found
+
+
+def _load_counter_passes(folder: Path) -> Trace:
+    """The pmc_N folders of a multi-pass counter collection, joined per dispatch (trace/counter_passes.py)."""
+    from rocm_perf.trace.counter_passes import merge_passes, pass_profiles
+
+    traces = [(name, _load(profile)) for name, profile in pass_profiles(folder)]
+    trace = merge_passes(traces, shown=folder)
+    trace.metadata.update(source_path=str(folder), counter_passes=[name for name, _ in traces])
+    return trace
 
 
 def _looks_like_text(head: bytes) -> bool:

@@ -30,7 +30,16 @@ class KernelSymbol:
 
 @dataclass
 class Agent:
-    """A CPU or GPU agent of the profiled node."""
+    """A CPU or GPU agent of the profiled node.
+
+    `extra` keeps what the format says about the agent. Readers spell the facts the roofline needs
+    with rocpd's agent-info names where rocpd has one (`max_engine_clk_fcompute` MHz, `simd_per_cu`,
+    `max_waves_per_cu`, `wave_front_size`, `lds_size_in_kb`, `num_xcc`) and otherwise as
+    `max_mem_clk_mhz`, `hbm_channels`, `l2_channels`, `lds_banks_per_cu`, `hbm_bandwidth_gbs`.
+    `measured_peaks` are empirical peaks measured on this device (a roofline benchmark), in bytes/s
+    or FLOP/s, keyed like the roofline's resources: `hbm`, `l2`, `vl1d`, `lds`, `valu_f32`,
+    `valu_f64`, `mfma_f16`, `mfma_bf16`, `mfma_f32`, `mfma_f64`, `mfma_i8`, ...
+    """
 
     id: int
     type: str  # "GPU" or "CPU"
@@ -38,6 +47,7 @@ class Agent:
     product: str = ""
     cu_count: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    measured_peaks: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -173,6 +183,9 @@ class Trace:
     UNKNOWN where the format has none; `queue` likewise. `corr` is the internal correlation id.
     `grid` and `workgroup` are (n, 3) arrays. `api` is None when the trace holds no API trace.
     `digests` are the digests of device-to-host copies, in program order (host backend only).
+    `counters` holds hardware counters per dispatch: name -> float64 column aligned with the
+    dispatch rows, NaN where that counter was not collected for that dispatch. Names are the
+    profiler's (`SQ_WAVES`, `TCC_EA0_RDREQ_sum`, ...); empty when the profile has none.
     """
 
     start: np.ndarray  # int64 ns
@@ -201,6 +214,8 @@ class Trace:
     # per-dispatch row in `markers` of the range the tracer itself attributed it to (rocm-trace-lite
     # roctxId), UNKNOWN for none; None where the format does not attribute
     dispatch_range: np.ndarray | None = None
+    # per-dispatch hardware counters (float64 columns, NaN where not collected); empty when none
+    counters: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.start)
@@ -223,6 +238,9 @@ class Trace:
 
     def gpu_agents(self) -> list[Agent]:
         return [a for a in self.agents if a.type == "GPU"]
+
+    def agent_by_id(self, agent_id: int) -> Agent | None:
+        return next((a for a in self.agents if a.id == agent_id), None)
 
     @classmethod
     def from_rows(
@@ -258,6 +276,8 @@ class Trace:
         for column in ("lds_bytes", "tid", "dispatch_range"):
             if extra.get(column) is not None:
                 extra[column] = np.asarray(extra[column], dtype=np.int64)[order]
+        if extra.get("counters"):
+            extra["counters"] = {k: np.asarray(v, dtype=np.float64)[order] for k, v in extra["counters"].items()}
         return cls(
             start=start[order],
             end=col(end)[order],

@@ -4,6 +4,8 @@ Real tables are `<name>_<uuid>`; a merged file holds several uuid sets whose pla
 cover only one of them, so we find the tables through sqlite_master and read each set directly,
 never through the views. Ids are only unique within a set: kernel symbols are remapped to one
 global list; agent, queue and stream ids are kept as the file says (sets of one node share them).
+Hardware counters (`rocpd_info_pmc` + `rocpd_pmc_event`, joined to a dispatch through its
+`event_id`, as the schema's own `counters_collection` view joins them) become per-dispatch columns.
 """
 
 from __future__ import annotations
@@ -149,6 +151,7 @@ class _Reader:
         self.agents: dict[int, Agent] = {}
         self.dispatch_parts: list[list[np.ndarray]] = []  # per uuid set: its 13 columns
         self.kernel_parts: list[np.ndarray] = []
+        self.counter_parts: list[tuple[int, dict[str, np.ndarray]]] = []  # per uuid set: (rows, columns)
         self.api_parts: list[dict[str, Any]] = []
         self.digests: list[tuple[int, int, str]] = []  # (start, order, digest)
         self.dispatch_tids: list[np.ndarray] = []
@@ -168,6 +171,7 @@ class _Reader:
         symbol_map = self._read_symbols(t)
         threads = self._thread_map(t)
         self._read_dispatches(t, symbol_map, threads)
+        self._read_counters(t)
         self._read_api(t, threads)
         self._read_markers(t, threads)
         self._read_copies(t, threads)
@@ -287,6 +291,30 @@ class _Reader:
         values = np.fromiter(symbol_map.values(), dtype=np.int64, count=len(symbol_map))
         self.kernel_parts.append(_lookup(file_ids, keys, values).astype(np.int32))
         self.dispatch_parts.append(cols)
+
+    def _read_counters(self, t: _SetTables) -> None:
+        """This set's counters as columns over its dispatch rows (in `id` order, as read above).
+
+        A counter reported once per instance (several rows for one dispatch) is summed over them,
+        as the `counters_collection` view does; a counter a dispatch has no row for stays NaN."""
+        rows = len(self.dispatch_parts[-1][0])
+        dispatch, info, event = t.get("rocpd_kernel_dispatch"), t.get("rocpd_info_pmc"), t.get("rocpd_pmc_event")
+        columns: dict[str, np.ndarray] = {}
+        if info and event and rows:
+            found = self.con.execute(
+                f"""SELECT R.position, I.name, SUM(E.value)
+                    FROM "{event}" E
+                    JOIN "{info}" I ON I.id = E.pmc_id
+                    JOIN (SELECT event_id, ROW_NUMBER() OVER (ORDER BY id) - 1 AS position
+                          FROM "{dispatch}") R ON R.event_id = E.event_id
+                    GROUP BY R.position, I.name"""
+            ).fetchall()
+            for position, name, value in found:
+                column = columns.get(name)
+                if column is None:
+                    column = columns[name] = np.full(rows, np.nan)
+                column[position] = np.nan if value is None else float(value)
+        self.counter_parts.append((rows, columns))
 
     def _read_api(self, t: _SetTables, threads) -> None:
         region, event, strings = t.get("rocpd_region"), t.get("rocpd_event"), t.get("rocpd_string")
@@ -429,6 +457,9 @@ class _Reader:
         kernel = np.concatenate(self.kernel_parts) if self.kernel_parts else np.zeros(0, np.int32)
         tid = np.concatenate(self.dispatch_tids) if self.dispatch_tids else np.zeros(0, np.int64)
         self.dispatch_parts = []
+        names = sorted({name for _, columns in self.counter_parts for name in columns})
+        counters = {name: np.concatenate([c.get(name, np.full(n, np.nan)) for n, c in self.counter_parts])
+                    for name in names}
         # rocprofv3 writes dispatches roughly in completion order: reorder by start only when needed
         if len(cols[0]) > 1 and not bool(np.all(cols[0][1:] >= cols[0][:-1])):
             order = np.argsort(cols[0], kind="stable")
@@ -436,6 +467,7 @@ class _Reader:
                 cols[c] = cols[c][order]
             kernel = kernel[order]
             tid = tid[order]
+            counters = {name: column[order] for name, column in counters.items()}
         api = self._api_calls()
         self.metadata["api_trace"] = api is not None
         self.digests.sort()
@@ -450,6 +482,7 @@ class _Reader:
             grid=np.column_stack(cols[7:10]),
             workgroup=np.column_stack(cols[10:13]),
             lds_bytes=None if bool((cols[13] < 0).all()) else cols[13],
+            counters=counters,
             symbols=self.symbols,
             agents=sorted(self.agents.values(), key=lambda a: a.id),
             api=api,
