@@ -96,6 +96,22 @@ def cmd_triage(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from rocm_perf.report.analyze_report import run_analyze
+
+    return run_analyze(
+        Path(args.profile),
+        kernel=args.kernel,
+        peaks=Path(args.peaks) if args.peaks else None,
+        out=Path(args.out) if args.out else None,
+        as_json=args.json,
+        arch=args.arch,
+        source=Path(args.source) if args.source else None,
+        cflags=args.cflags,
+        top=None if args.all else args.top,
+    )
+
+
 def cmd_profile(args: argparse.Namespace) -> int:
     from rocm_perf.report.profile_command import run_profile
 
@@ -107,6 +123,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         out=Path(args.out),
         cflags=args.cflags,
         timeout=args.timeout,
+        counters=args.counters,
     )
 
 
@@ -284,6 +301,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print compare.json instead of tables")
     p.set_defaults(func=cmd_compare)
 
+    p = sub.add_parser(
+        "analyze",
+        help="roofline, bound, headroom and findings per kernel, from hardware counters",
+        description="Where each kernel sits on the roofline, what bounds it (memory level, compute pipe, latency), "
+        "how much time the roofline allows to save, and what usually helps. Reads counters from rocpd databases, "
+        "rocprofv3 counter_collection.csv (or the pmc_N folders of a multi-pass collection) and rocprof-compute "
+        "workload folders.",
+    )
+    p.add_argument("profile", help="a rocpd .db, a counter_collection.csv, a folder of pmc_N pass folders, or a rocprof-compute workload folder")
+    p.add_argument("--kernel", metavar="REGEX", help="only kernels whose name matches this regular expression")
+    p.add_argument("--peaks", metavar="FILE", help="peaks to use: a rocprof-compute roofline.csv, or JSON/TOML like "
+                   '{"hbm_gbs": 5300, "mfma_f16_tflops": 1300} (they override measured and theoretical peaks)')
+    p.add_argument("--out", metavar="DIR", help="write analysis.json, analysis.md, roofline.svg and roofline.png here")
+    p.add_argument("--json", action="store_true", help="print analysis.json instead of the table")
+    p.add_argument("--arch", help="the GPU architecture, for profiles that do not name it (rocprofv3 CSV): gfx90a, gfx942, gfx950")
+    p.add_argument("--source", metavar="FILE.cu", help="the program's source: its AMD compile check gives registers, spills and occupancy")
+    p.add_argument("--cflags", default="", help="flags for the --source compile check (write = when they start with -)")
+    p.add_argument("--top", type=int, default=20, help="kernels to show (default: 20)")
+    p.add_argument("--all", action="store_true", help="show every kernel")
+    p.set_defaults(func=cmd_analyze)
+
     p = sub.add_parser("profile", help="build (if given a source) and profile a HIP program")
     p.add_argument("target", help="a .cu/.hip/.cpp source or a built program")
     p.add_argument("program_args", nargs="*", help="arguments for the program (after --)")
@@ -292,6 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs", help="output root (default: runs/)")
     p.add_argument("--cflags", default="", help="extra compiler flags, e.g. --cflags='-I include -DN=1024' (write = when they start with -)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per build or run (default: 600)")
+    p.add_argument("--counters", metavar="SET", help="also collect hardware counters (rocm backend): `roofline` for "
+                   "everything `analyze` needs, and/or counter names (comma separated); as many profiler passes as they "
+                   "need, joined per dispatch and analyzed into RUN/analysis/")
     p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("check", help="compile for an AMD target and print per-kernel resource usage")
