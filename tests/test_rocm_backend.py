@@ -6,6 +6,7 @@ where the real tools would (`<dir>/<hostname>/<pid>_results.db`); builds use the
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import socket
@@ -229,11 +230,15 @@ def test_counters_run_in_passes_and_come_back(fake_tools, tmp_path):
     input_file = Path(argv[argv.index("-i") + 1])
     assert input_file.read_text().splitlines() == [f"pmc: {' '.join(p)}" for p in collection.passes]
     totals = collection.per_kernel()
-    # The double reports 1000 * Dispatch_Id + len(name) for each of the fixture's 4 dispatches.
-    subtract = "subtract_kernel(float*, float const*, float const*, int, int)"
-    assert totals[subtract]["GRBM_COUNT"] == 2000 + len("GRBM_COUNT")
+    # The double reports, for dispatch d of the fixture's 4, the MI300X workload's value in row (d - 1) mod 3.
+    with open(DATA / "rocprof-compute" / "MI300X_vcopy" / "pmc_perf.csv", newline="") as f:
+        measured = list(csv.DictReader(f))
+    subtract = "subtract_kernel(float*, float const*, float const*, int, int)"  # Dispatch_Id 2
+    assert totals[subtract]["GRBM_COUNT"] == float(measured[1]["GRBM_COUNT"]) == 2573233.0
+    assert totals[subtract]["TCC_EA0_RDREQ_sum"] == float(measured[1]["TCC_EA0_RDREQ_sum"])
     assert len(totals) == 4 and all(len(v) == len(counters) for v in totals.values())
     assert {s.pass_index for s in collection.samples} == {1, 2}
+    assert sorted(p.parent.parent.name for p in collection.files) == ["pmc_1", "pmc_2"]  # <dir>/pmc_N/<host>/<pid>_...
 
 
 def test_the_double_refuses_a_pmc_set_over_one_pass(fake_tools, tmp_path):

@@ -9,6 +9,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocm_perf.errors import RocmPerfError
+
 
 @dataclass
 class Program:
@@ -39,6 +41,7 @@ class Backend(ABC):
 
     name: str = "abstract"
     gpu_timings: bool = False  # True when dispatch times are GPU timestamps
+    has_counters: bool = False  # True when collect_counters can read hardware counters
 
     @abstractmethod
     def available(self) -> tuple[bool, str]:
@@ -62,3 +65,20 @@ class Backend(ABC):
         env: dict[str, str] | None = None,
     ) -> ProfileResult:
         """Run `argv` (the program and its arguments, or a harness) under the profiler; databases land in `out_dir`."""
+
+    def collect_counters(
+        self,
+        argv: list[str],
+        counters: list[str],
+        out_dir: Path,
+        timeout: float = 600,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> Path:
+        """Run `argv` once per counter pass and return the folder holding the passes (load_trace reads
+        and joins it). Backends without hardware counters raise RocmPerfError saying so."""
+        raise RocmPerfError(self.no_counters_message())
+
+    def no_counters_message(self) -> str:
+        """Why this backend cannot collect hardware counters (one line)."""
+        return f"the {self.name} backend has no hardware counters: --counters needs the rocm backend (rocprofv3 on an AMD GPU)"

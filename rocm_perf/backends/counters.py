@@ -1,8 +1,8 @@
-"""Hardware counters through rocprofv3: a counter set split into passes by per-block limits,
-run through an input file, and `counter_collection` read back.
+"""Hardware counters through rocprofv3: a counter set split into passes by per-block limits
+(analysis/pass_plan.py), run through an input file, and `counter_collection` read back.
 
-Per-pass hardware limits (FORMATS.md): SQ 8, TCP 4, TCC 4, SPI 6, TA/TD/CPC/CPF/GRBM 2 counters.
-rocprofv3 replays the program once per pass.
+rocprofv3 replays the program once per pass and writes pass n into `pmc_<n>/` below the output
+directory (trace/counter_passes.py reads and joins them).
 """
 
 from __future__ import annotations
@@ -12,12 +12,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocm_perf.analysis.pass_plan import BLOCK_LIMITS, UNKNOWN_BLOCK_LIMIT, counter_block, plan_passes  # noqa: F401 (re-exported)
 from rocm_perf.backends.rocprofv3 import run_rocprofv3
 from rocm_perf.errors import RocmPerfError
-
-BLOCK_LIMITS = {"SQ": 8, "TCP": 4, "TCC": 4, "SPI": 6, "TA": 2, "TD": 2, "CPC": 2, "CPF": 2, "GRBM": 2}
-# A counter whose block we do not know gets a pass slot of its own kind, one at a time: safe.
-UNKNOWN_BLOCK_LIMIT = 1
 
 
 @dataclass
@@ -36,6 +33,7 @@ class CounterCollection:
     passes: list[list[str]]
     samples: list[CounterSample] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    output_dir: Path | None = None  # the folder holding the pmc_N pass folders
 
     def per_kernel(self) -> dict[str, dict[str, float]]:
         """Kernel name -> counter -> sum over its dispatches."""
@@ -48,29 +46,6 @@ class CounterCollection:
         """Requested counters that no row came back for."""
         seen = {s.counter for s in self.samples}
         return [c for p in self.passes for c in p if c not in seen]
-
-
-def counter_block(counter: str) -> str:
-    """The hardware block a counter belongs to: its name up to the first underscore (SQ_WAVES -> SQ)."""
-    return counter.split("_", 1)[0].upper()
-
-
-def plan_passes(counters: list[str]) -> list[list[str]]:
-    """Split counters into passes, each within every block's limit; first fit, order kept, duplicates dropped."""
-    passes: list[list[str]] = []
-    used: list[dict[str, int]] = []
-    for counter in dict.fromkeys(c.strip() for c in counters if c.strip()):
-        block = counter_block(counter)
-        limit = BLOCK_LIMITS.get(block, UNKNOWN_BLOCK_LIMIT)
-        for p, counts in zip(passes, used):
-            if counts.get(block, 0) < limit:
-                p.append(counter)
-                counts[block] = counts.get(block, 0) + 1
-                break
-        else:
-            passes.append([counter])
-            used.append({block: 1})
-    return passes
 
 
 def write_input_file(passes: list[list[str]], path: Path) -> Path:
@@ -139,7 +114,7 @@ def collect_counters(
     if run.completed.timed_out:
         raise RocmPerfError(f"counter collection timed out after {timeout:g} s running {argv[0]} (log: {out_dir / 'counters.log'})")
     samples, files = read_counter_collection(run.output_dir)
-    return CounterCollection(passes=passes, samples=samples, files=files)
+    return CounterCollection(passes=passes, samples=samples, files=files, output_dir=run.output_dir)
 
 
 def _pass_index(path: Path, root: Path) -> int:

@@ -61,6 +61,10 @@ class HostBackend(Backend):
     name = "host"
     gpu_timings = False
 
+    def no_counters_message(self) -> str:
+        return ("the host backend runs kernels on the CPU and has no GPU hardware counters: "
+                "--counters needs the rocm backend (rocprofv3 on an AMD GPU)")
+
     def __init__(self, threads: int | None = None, *, serial: bool = False, compiler: str | None = None):
         """`threads`: OS threads per launch's block pool; default ROCM_PERF_HOST_THREADS, else 1 (steady)."""
         if threads is None:

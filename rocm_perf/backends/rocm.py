@@ -22,6 +22,7 @@ class RocmBackend(Backend):
 
     name = "rocm"
     gpu_timings = True
+    has_counters = True
 
     def __init__(self, arch: str | None = None, attempts: int = 3, retry_wait_s: float = 2.0):
         """`arch`: --offload-arch for builds (default: the first GPU agent's); `attempts`/`retry_wait_s`:
@@ -127,3 +128,24 @@ class RocmBackend(Backend):
             timed_out=done.timed_out,
             log=out_dir / "profile.log",
         )
+
+    def collect_counters(
+        self,
+        argv: list[str],
+        counters: list[str],
+        out_dir: Path,
+        timeout: float = 600,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> Path:
+        """rocprofv3 -i (one `pmc:` line per pass, split by the per-block limits), CSV out: the passes
+        land in `pmc_<n>/` folders below the returned folder, which load_trace joins per dispatch."""
+        from rocm_perf.backends.counters import collect_counters
+
+        if not argv:
+            raise RocmPerfError("nothing to profile: empty command")
+        collection = collect_counters([str(a) for a in argv], counters, Path(out_dir), timeout=timeout, cwd=cwd,
+                                      env=env, attempts=self.attempts, retry_wait_s=self.retry_wait_s)
+        if not collection.files or collection.output_dir is None:
+            raise RocmPerfError(f"rocprofv3 wrote no counter_collection.csv below {out_dir} (log: {Path(out_dir) / 'counters.log'})")
+        return collection.output_dir

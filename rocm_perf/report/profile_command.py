@@ -4,6 +4,7 @@ write the run directory (databases, summary and critical-path artifacts), print 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -77,6 +78,42 @@ def _write_json(path: Path, obj) -> None:
     write_atomic(path, json.dumps(obj, indent=2, default=str) + "\n")
 
 
+def counter_request(request: str, arch: str) -> list[str]:
+    """`--counters` as counter names: `roofline` (every counter the roofline of `arch` needs) and/or
+    counter names, comma or space separated."""
+    from rocm_perf.analysis.gpu_arch import arch_spec
+
+    names: list[str] = []
+    for item in request.replace(",", " ").split():
+        names += arch_spec(arch).required_counters() if item == "roofline" else [item]
+    if not names:
+        raise RocmPerfError("--counters: no counters named (use `roofline`, or counter names)")
+    return list(dict.fromkeys(names))
+
+
+def _collect_counters(chosen: Backend, argv: list[str], request: str, traced, run_dir: Path, timeout: float, console):
+    """The counter round: collect, join the passes, analyze, write run_dir/analysis/. Returns the summary entry."""
+    from rocm_perf.analysis.analyze import analyze_trace
+    from rocm_perf.report.analyze_report import print_analysis, write_analysis
+
+    gpus = [a for a in traced.gpu_agents() if a.name]
+    arch = gpus[0].name if gpus else (chosen.target_arch() if hasattr(chosen, "target_arch") else None)
+    if not arch:
+        raise RocmPerfError("--counters: the GPU architecture is unknown (the profile names no GPU agent)")
+    counters = counter_request(request, arch)
+    console.print(f"collecting {len(counters)} counters (one program run per pass) ...", highlight=False)
+    folder = chosen.collect_counters(argv, counters, run_dir / "baseline" / "counters", timeout=timeout)
+    trace = load_trace(folder)
+    if len(gpus) == 1 and len(trace.agents) == 1:
+        # rocprofv3's CSV names the agent by number only: the traced round's database knows the GPU.
+        trace.agents = [dataclasses.replace(gpus[0], id=trace.agents[0].id)]
+    analysis = analyze_trace(trace, arch=arch)
+    written = write_analysis(analysis, run_dir / "analysis", title=f"{run_dir.name}: baseline")
+    print_analysis(analysis, console=console)
+    return {"request": request, "counters": counters, "folder": str(folder), "passes": trace.metadata.get("counter_passes", []),
+            "analysis": str(written[0])}
+
+
 def run_profile(
     target: Path,
     program_args: list[str] | None = None,
@@ -85,14 +122,20 @@ def run_profile(
     out: Path = Path("runs"),
     cflags: str = "",
     timeout: float = 600,
+    counters: str | None = None,
 ) -> int:
-    """Profile `target`; returns 0, or 1 when the program fails its own check (non-zero exit)."""
+    """Profile `target`; returns 0, or 1 when the program fails its own check (non-zero exit).
+
+    `counters` (`roofline`, or counter names): after the traced rounds, one counter round (as many
+    profiler passes as the counters need), joined per dispatch and analyzed into run_dir/analysis/."""
     from rocm_perf.report.summary import build_summary, print_summary, write_artifacts
 
     if rounds < 1:
         raise RocmPerfError(f"--rounds must be at least 1, got {rounds}")
     target = Path(target)
     chosen = select_backend(backend)
+    if counters and not chosen.has_counters:
+        raise RocmPerfError(chosen.no_counters_message())
     console = Console()
     console.print(f"backend: {chosen.name} ({chosen.describe()})", highlight=False, soft_wrap=True)
     run_dir = run_directory(out, target)
@@ -137,6 +180,8 @@ def run_profile(
         if critical is not None:
             _write_json(run_dir / "critical_path.json", critical)
     digests_agree = all(r["digests"] == round_records[0]["digests"] for r in round_records)
+    print_summary(summary, top=20, console=console)
+    counter_round = _collect_counters(chosen, argv, counters, trace, run_dir, timeout, console) if counters else None
     _write_json(run_dir / "summary.json", {
         "target": str(target),
         "built": built,
@@ -147,11 +192,11 @@ def run_profile(
         "rounds": round_records,
         "digests_agree_across_rounds": digests_agree,
         **summary.kernel_table_json(),
+        **({"counter_round": counter_round} if counter_round else {}),
     })
     _write_json(run_dir / "metadata.json", {"environment": _environment(target, chosen),
                                             "command": sys.argv, "backend": chosen.name})
 
-    print_summary(summary, top=20, console=console)
     if rounds > 1:
         runtimes = ", ".join(f"{r['runtime_ns'] / 1e6:.3f}" for r in round_records)
         console.print(f"runtime per round (ms, SUM of dispatch durations): {runtimes}", highlight=False)
