@@ -321,3 +321,69 @@ def test_gpu_agents_from_amd_smi_json_and_cpu_only_rocminfo():
     assert parse_amd_smi_static("not json") == []
     cpu_only = "*******\nAgent 1\n*******\n  Name:                    AMD EPYC\n  Device Type:             CPU\n"
     assert parse_rocminfo(cpu_only) == []
+
+
+# ---- profile --counters roofline --------------------------------------------------------------
+
+
+def _prog(tmp_path) -> Path:
+    program = tmp_path / "prog"
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    return program
+
+
+def test_profile_counters_roofline_end_to_end(fake_tools, tmp_path, capsys):
+    """Traced round, then one counter round: the roofline set in as many passes as the block limits
+    need (an input file, one pmc: line each), the pmc_N folders joined per dispatch and analyzed."""
+    from rocm_perf import cli
+    from rocm_perf.analysis.gpu_arch import arch_spec
+
+    code = cli.main(["profile", str(_prog(tmp_path)), "--backend", "rocm", "--counters", "roofline", "--out", str(tmp_path / "runs")])
+    out = capsys.readouterr().out
+    assert code == 0
+    trace_run, counter_run = recorded_argvs(fake_tools)
+    assert "--kernel-trace" in trace_run and "-i" in counter_run and "--output-format" in counter_run
+    passes = [line.removeprefix("pmc: ").split() for line in Path(counter_run[counter_run.index("-i") + 1]).read_text().splitlines()]
+    required = arch_spec("gfx942").required_counters()  # fake_rocminfo's GPUs are gfx942
+    assert sorted(c for p in passes for c in p) == sorted(required) and len(passes) == 3
+    for p in passes:
+        for block in {counter_block(c) for c in p}:
+            assert sum(counter_block(c) == block for c in p) <= BLOCK_LIMITS[block]
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["counter_round"]["passes"] == ["pmc_1", "pmc_2", "pmc_3"]
+    analysis = json.loads((run_dir / "analysis" / "analysis.json").read_text())
+    assert analysis["missing_counters"] == []
+    assert analysis["devices"][0]["product"] == "AMD Instinct MI300X"  # the traced round's agent, adopted
+    by_name = {k["name"].split("(")[0]: k for k in analysis["kernels"]}
+    # Dispatch 1 (addition) carries the MI300X workload's first row: HBM bytes
+    # 128 * 65536 + 32 * 0 + 64 * (65767 - 65536 - 0) + 32 * (131072 - 131072) + 64 * 131072 = 16792000
+    with open(DATA / "rocprof-compute" / "MI300X_vcopy" / "pmc_perf.csv", newline="") as f:
+        first = next(csv.DictReader(f))
+    assert float(first["TCC_EA0_RDREQ_sum"]) == 65767
+    assert by_name["void addition_kernel<float>"]["bytes"]["hbm"] == 16_792_000
+    assert (run_dir / "analysis" / "roofline.svg").is_file() and (run_dir / "analysis" / "roofline.png").is_file()
+    assert "collecting 32 counters" in out and "latency" in out
+
+
+def test_the_double_writes_the_real_counter_collection_columns(fake_tools, tmp_path):
+    done = subprocess.run([str(DOUBLES / "fake_rocprofv3"), "--pmc", "SQ_WAVES", "TCC_BUBBLE_sum", "-d", str(tmp_path / "o"),
+                           "-o", "x", "--", "true"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    with open(DATA / "rocprofv3-csv" / "counter_collection.csv", newline="") as f:
+        real_header = next(csv.reader(f))
+    with open(tmp_path / "o" / "x_counter_collection.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == real_header and len(rows) == 1 + 4 * 2
+
+
+def test_host_backend_has_no_counters(tmp_path, capsys):
+    from rocm_perf import cli
+
+    code = cli.main(["profile", str(DATA / "host" / "digests.cu"), "--backend", "host", "--counters", "roofline",
+                     "--out", str(tmp_path / "runs")])
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and err == ("rocm-perf: error: the host backend runs kernels on the CPU and has no GPU hardware "
+                                 "counters: --counters needs the rocm backend (rocprofv3 on an AMD GPU)")
+    assert not (tmp_path / "runs").exists()  # refused before building anything
