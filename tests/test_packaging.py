@@ -44,8 +44,9 @@ def installed(tmp_path_factory) -> tuple[Path, dict]:
                    "rocm_perf/report/templates/run.html.j2", "rocm_perf/backends/host_runtime/hip/hip_runtime.h",
                    "rocm_perf/source/stub/hip/hip_runtime.h", "rocm_perf/backends/host_runtime/roctracer/roctx.h",
                    "rocm_perf/backends/host_runtime/rocprofiler-sdk-roctx/roctx.h",
-                   "rocm_perf/backends/roctx_declarations/roctx_api.h",
-                   "rocm_perf/backends/roctx_declarations/rocprofiler-sdk-roctx/roctx.h"):
+                   "rocm_perf/roctx_declarations/roctx_api.h",
+                   "rocm_perf/roctx_declarations/rocprofiler-sdk-roctx/roctx.h",
+                   "rocm_perf/analysis/arch/gfx942.toml", "rocm_perf/analysis/rules/bottlenecks.toml"):
         assert needed in names, f"{needed} missing from {wheel.name}"
     venv = base / "venv"
     run([sys.executable, "-m", "venv", venv], cwd=base, env=env)
@@ -84,3 +85,14 @@ def test_doctor_loops_profile_and_a_short_optimize_run_from_another_directory(in
     (summary,) = (work / "runs").glob("*/summary.json")
     assert json.loads(summary.read_text())["state"] == "done"
     assert src.read_bytes() == before, "optimize wrote the user's source"
+
+
+def test_analyze_from_the_installed_copy(installed, tmp_path):
+    """The architecture tables and bottleneck rules are package data: analyze works from anywhere."""
+    bin_dir, env = installed
+    workload = tmp_path / "MI300X_vcopy"
+    shutil.copytree(ROOT / "tests" / "data" / "rocprof-compute" / "MI300X_vcopy", workload)
+    done = run([bin_dir / "rocm-perf", "analyze", workload, "--out", "an"], cwd=tmp_path, env=env)
+    assert "latency" in done.stdout
+    data = json.loads((tmp_path / "an" / "analysis.json").read_text())
+    assert data["kernels"][0]["bound"]["kind"] == "latency" and (tmp_path / "an" / "roofline.svg").is_file()

@@ -44,7 +44,9 @@ class Analysis:
             "profile": self.profile,
             "format": self.format,
             "runtime_ns": self.runtime_ns,
-            "devices": [{"agent_id": c.agent_id, "family": c.spec.family, **c.device.to_json()}
+            "devices": [{"agent_id": c.agent_id, "family": c.spec.family, **c.device.to_json(),
+                         "peaks": {k: p.to_json() for k, p in c.peaks.items()},
+                         "kernels": [k.name for k in self.kernels if k.agent_id == c.agent_id]}
                         for c in self.devices.values()],
             "missing_counters": list(self.missing_counters),
             "collect": {"rocprofv3": self.collect_command} if self.collect_command else None,

@@ -196,13 +196,16 @@ def classify(k: KernelRoofline, context: dict[str, Any], rules: Rules | None = N
     findings = []
     for order, rule in enumerate(rules.findings):
         if rule.holds(context):
-            findings.append((SEVERITIES.index(rule.severity), order, {
+            finding = {
                 "rule": rule.key,
                 "severity": rule.severity,
                 "title": rule.render(rule.title, context),
                 "measured": rule.render(rule.measured, context),
                 "threshold": rule.render(rule.threshold_text, context),
                 "advice": rule.render(rule.advice, context),
-            }))
+            }
+            if rule.blocks:
+                finding["blocks"] = list(rule.blocks)  # what optimize must not propose for this kernel
+            findings.append((SEVERITIES.index(rule.severity), order, finding))
             k.blocks.update(rule.blocks)
     k.findings = [f for _, _, f in sorted(findings, key=lambda t: (t[0], t[1]))]

@@ -48,6 +48,8 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "noise_floor": ledger.get("noise_floor"),
         "effective_min_gain": ledger.get("effective_min_gain"),
         "top_kernels": ledger.get("top_kernels", []),
+        "roofline": {"baseline": ledger.get("roofline"), "final": ledger.get("roofline_final"),
+                     "skipped": ledger.get("roofline_skipped", [])},
         "stop_reason": ledger.get("stop_reason"),
         "elapsed_s": ledger.get("elapsed_s"),
         "final_check": ledger.get("final_check"),
@@ -135,6 +137,7 @@ def render_markdown(s: dict) -> str:
         lines.append(f"- original vs final (critical path): ratio {_interval_text(s['final_check'])}, "
                      f"speedup {_speedup_text(s['final_check'])}")
     lines += _before_after_markdown(s.get("before_after"))
+    lines += _roofline_lines(s.get("roofline") or {}, s.get("top_kernels", []))
     lines.append("")
     lines.append("## Accepted changes")
     if not s["accepted"]:
@@ -184,6 +187,28 @@ def _before_after_markdown(doc: dict | None) -> list[str]:
                      f"{cell(before)} | {cell(after)} | {change} | {p} |")
     total = doc["total"]
     lines.append(f"\nKernel time over those rounds: {total['a_ns'] / 1000:,.1f} us -> {total['b_ns'] / 1000:,.1f} us.")
+    return lines
+
+
+def _roofline_lines(roofline: dict, top: list[dict]) -> list[str]:
+    """The ranking's evidence from the counters: where each analysis is, each top kernel's headroom,
+    and every kernel that got no unroll candidates and why."""
+    base = roofline.get("baseline") or {}
+    if not base:
+        return []
+    if not base.get("analysis"):
+        return [f"- roofline: {base.get('note', 'none')}"]
+    lines = [f"- roofline of the baseline ({base['how']}): `{base['analysis']}`; kernels ranked by critical-path "
+             "share x headroom"]
+    final = roofline.get("final") or {}
+    if final.get("analysis"):
+        lines.append(f"- roofline of the accepted result: `{final['analysis']}`")
+    for k in top:
+        if k.get("headroom") is not None:
+            lines.append(f"- `{k['kernel']}`: {k.get('bound') or 'bound unknown'}, headroom {k['headroom'] * 100:.0f} %, "
+                         f"critical-path share {k['cp_share'] * 100:.1f} %")
+    for k in roofline.get("skipped", []):
+        lines.append(f"- `{k['kernel']}`: no unroll candidates: {k['reason']}")
     return lines
 
 

@@ -105,6 +105,7 @@ class OptimizeLoop:
         self.base_plan = acc.SequentialPlan(options.min_gain, alpha, options.rounds, options.max_rounds, options.round_step)
         self._rules = None
         self._analyses: dict[tuple[str, str], Any] = {}
+        self._baseline_analysis: dict | None = None  # the baseline's analysis.json, once read
 
     # ---- driving ---------------------------------------------------------------------------
 
@@ -225,6 +226,7 @@ class OptimizeLoop:
             why = ref.outputs.get("stderr_tail", "")
             raise RocmPerfError(f"{self.opt.source}: the baseline program fails ({ref.failure}, exit "
                                 f"{ref.outputs.get('returncode')}): {why}".rstrip(": "))
+        self._roofline("baseline", program.executable)
         with self.ledger.transaction():
             self.ledger.set("reference_outputs", ref.outputs)
             self.ledger.set("twin_executable", self._rel(twin.executable))
@@ -280,7 +282,7 @@ class OptimizeLoop:
                     medians.setdefault(sym, []).append(ns)
         base = self.ledger.baselines()[0]
         analysis = self._analysis(self._abs(base.source_path))
-        ranking = []
+        ranking, skipped = [], []
         for sym in sorted(shares, key=lambda s: -sum(shares[s]) / len(shares[s])):
             info = self.svc.tools.match_kernel(sym, analysis)
             kernel = getattr(info, "name", "") if info is not None else ""
@@ -288,7 +290,16 @@ class OptimizeLoop:
                 continue
             share = sum(shares[sym]) / len(shares[sym])
             median = sorted(medians.get(sym, [0.0]))[len(medians.get(sym, [0.0])) // 2]
-            ranking.append(RankedKernel(sym, kernel, share, median))
+            verdict = self._roofline_verdict(sym, kernel)
+            if verdict and verdict["blocked"] and kernel:
+                skipped.append({"kernel": kernel, "symbol": sym, "reason": verdict["blocked"]})
+                continue  # at its memory roof: no unroll candidate can help
+            ranking.append(RankedKernel(sym, kernel, share, median, verdict["headroom"] if verdict else None,
+                                        verdict["bound"] if verdict else ""))
+        ranking.sort(key=lambda r: -r.value)  # critical-path share x headroom (the share alone without counters)
+        self.ledger.set("roofline_skipped", skipped)
+        for entry in skipped:
+            self.report.message(f"{entry['kernel']}: no unroll candidates: {entry['reason']}")
         # The top kernels: those making up 90 % of the critical path, at most four (all named ones).
         top, covered = [], 0.0
         for r in ranking:
@@ -602,12 +613,59 @@ class OptimizeLoop:
     def finish(self) -> str:
         from rocm_perf.optimize.artifacts import write_artifacts
 
+        bases = self.ledger.baselines()
+        if len(bases) > 1 and (self.ledger.get("roofline") or {}).get("how") == "counter round":
+            self._roofline("final", self._abs(bases[-1].executable))  # the accepted result's roofline
         for t in self.ledger.trials():
             if t.status not in OPEN_STATUSES:
                 self._write_verdict(t.id)
         write_artifacts(self.run_dir, self.ledger, state=DONE)
         self._write_report()
         return DONE
+
+    # ---- the roofline (roofline_round.py) ---------------------------------------------------
+
+    def _roofline(self, label: str, executable: Path) -> None:
+        """An analysis of `executable` (the baseline or the final result), recorded in the ledger
+        under `roofline` / `roofline_final`. A failure is a message, never the end of the run."""
+        from rocm_perf.optimize import roofline_round as rr
+        from rocm_perf.optimize.measure import program_argv
+
+        key = "roofline" if label == "baseline" else "roofline_final"
+        if self.ledger.get(key) is not None:
+            return  # done before the run stopped
+        backend = self.svc.backend
+        arch = getattr(backend, "target_arch", lambda: None)() or self.opt.arch
+        try:
+            if label == "baseline" and self.opt.analysis:
+                data, how = rr.load_given(self.opt.analysis, arch), f"given: {self.opt.analysis}"
+            elif self.opt.counters == "off":
+                self.ledger.set(key, {"how": "off", "note": "--counters off: kernels ranked by critical-path time alone"})
+                return
+            elif not backend.has_counters:
+                self.ledger.set(key, {"how": "none", "note": f"{backend.no_counters_message()}; kernels ranked by critical-path time alone"})
+                return
+            else:
+                self.report.stage(BASELINE if label == "baseline" else FINISH, "counter round")
+                argv = program_argv(Path(executable), self.opt.program_args, self.opt.run)
+                data = rr.counter_round(backend, argv, self.run_dir / label / "counters", arch, self.opt.timeout_s)
+                how = "counter round"
+        except RocmPerfError as e:
+            self.ledger.set(key, {"how": "failed", "note": f"no roofline: {e}"})
+            self.report.message(f"no roofline for the {label}: {e}")
+            return
+        path = rr.save(self.run_dir, label, data)
+        self.ledger.set(key, {"how": how, "analysis": self._rel(path)})
+
+    def _roofline_verdict(self, symbol: str, kernel: str) -> dict | None:
+        from rocm_perf.optimize import roofline_round as rr
+
+        record = self.ledger.get("roofline") or {}
+        if not record.get("analysis"):
+            return None
+        if self._baseline_analysis is None:
+            self._baseline_analysis = json.loads(self._abs(record["analysis"]).read_text())
+        return rr.kernel_verdict(self._baseline_analysis, symbol, kernel)
 
     def _write_report(self) -> None:
         """Hand the finished run directory to the report writer (report.html beside report.md)."""

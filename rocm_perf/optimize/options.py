@@ -40,6 +40,8 @@ class OptimizeOptions:
     arch: str = "gfx90a"
     compile_check: str = "auto"  # auto | on | off
     allow_lower_occupancy: bool = False
+    counters: str = "auto"  # auto (a counter round of the baseline where the backend has counters) | off
+    analysis: Path | None = None  # a profile with counters or an analysis.json of the baseline
     jobs: int = 2
     cflags: list[str] = field(default_factory=list)
     timeout_s: float = 300.0  # per run of the program: longer is a hang
@@ -58,6 +60,7 @@ class OptimizeOptions:
             d.pop(display_only)
         d["source"] = str(Path(self.source).resolve())
         d["rules_dir"] = str(self.rules_dir) if self.rules_dir else None
+        d["analysis"] = str(self.analysis) if self.analysis else None
         return d
 
     def fingerprint(self) -> str:
@@ -114,6 +117,11 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arch", default="gfx90a", help="AMD target of the compile check (default: gfx90a)")
     p.add_argument("--compile-check", choices=["auto", "on", "off"], default="auto", help="AMD resource check of every candidate (default: auto = where hipcc is installed)")
     p.add_argument("--allow-lower-occupancy", action="store_true", help="keep candidates whose occupancy is below the baseline's")
+    p.add_argument("--counters", choices=["auto", "off"], default="auto", help="auto: a hardware-counter round of the "
+                   "baseline where the backend has counters (rocm), so kernels are ranked by critical-path share x "
+                   "roofline headroom and kernels at their memory roof get no unroll candidates (default: auto)")
+    p.add_argument("--analysis", metavar="PROFILE", help="counters of the baseline you collected: a profile `analyze` "
+                   "reads, or its analysis.json (instead of a counter round)")
     p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="parallel builds (default: cores, at most 4)")
     p.add_argument("--cflags", default="", help="extra compiler flags, e.g. '-I include -DN=1024'")
     p.add_argument("--timeout", type=float, default=300, help="seconds per run of the program before it counts as a hang (default: 300)")
@@ -168,6 +176,8 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         arch=args.arch,
         compile_check=args.compile_check,
         allow_lower_occupancy=args.allow_lower_occupancy,
+        counters=getattr(args, "counters", "auto"),
+        analysis=Path(args.analysis) if getattr(args, "analysis", None) else None,
         jobs=args.jobs,
         cflags=args.cflags.split() if args.cflags else [],
         timeout_s=args.timeout,

@@ -18,12 +18,20 @@ _FACTOR_PRIOR = {2: 0.8, 4: 1.0, 8: 0.7, 16: 0.4}
 
 @dataclass(frozen=True)
 class RankedKernel:
-    """A profiled kernel symbol with its critical-path share, mapped to a source kernel."""
+    """A profiled kernel symbol with its critical-path share, mapped to a source kernel; with counters
+    for the baseline, the roofline's headroom (fraction of its time it allows to save) and bound."""
 
     symbol: str
     kernel: str  # the source kernel's name ('' when it could not be mapped)
     cp_share: float
     median_ns: float
+    headroom: float | None = None  # None: no counters, the ranking is by critical-path share alone
+    bound: str = ""
+
+    @property
+    def value(self) -> float:
+        """What the kernel is worth optimizing: its critical-path share, times its headroom when known."""
+        return self.cp_share if self.headroom is None else self.cp_share * self.headroom
 
 
 @dataclass(frozen=True)
@@ -105,7 +113,7 @@ def propose(
             for factor in factors:
                 if only_factors and factor not in only_factors:
                     continue
-                ev = expected_value(ranked.cp_share, loop, int(factor), resources.get(kernel))
+                ev = expected_value(ranked.value, loop, int(factor), resources.get(kernel))
                 if ev > 0:
                     group.append(Proposal(key, kernel, str(loop.id), name, int(factor), ev))
         if group:

@@ -100,6 +100,8 @@ class RunView:
     environment: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     failure: str = ""  # why the run stopped early (does not build, crashed, ...)
+    rooflines: list[dict] = field(default_factory=list)  # {"title", "analysis" (run-relative analysis.json)}
+    roofline_images: list[dict] = field(default_factory=list)  # the report's drawings of them: {"title", "path", "src"}
 
     @property
     def accepted(self) -> list[TrialView]:
@@ -204,6 +206,19 @@ def _interval(evidence: dict | None) -> dict | None:
     return cp if cp and cp.get("n") else None
 
 
+def _add_rooflines(view: RunView, ledger) -> None:
+    """Where the baseline's and the accepted result's analysis.json are (the report draws them),
+    and why kernels got no unroll candidates."""
+    for key, title in (("roofline", "Roofline of the baseline"), ("roofline_final", "Roofline of the accepted result")):
+        record = ledger.get(key) or {}
+        if record.get("how") == "failed":
+            view.notes.append(record.get("note", "no roofline"))
+        if record.get("analysis"):
+            view.rooflines.append({"title": title, "analysis": record["analysis"]})
+    for entry in ledger.get("roofline_skipped") or []:
+        view.notes.append(f"{entry['kernel']}: no unroll candidates: {entry['reason']}")
+
+
 def load_run(run_dir: Path) -> RunView:
     """A run directory's report record, from its ledger (the source of truth) and metadata.json.
 
@@ -265,6 +280,7 @@ def load_run(run_dir: Path) -> RunView:
             view.notes.append(f"stopped proposing: {ledger.get('stop_reason')}")
         if ledger.get("compile_check_error"):
             view.notes.append("the AMD compile check failed on the baseline: candidates were checked without it")
+        _add_rooflines(view, ledger)
         return view
     finally:
         ledger.close()

@@ -252,7 +252,8 @@ def write_analysis(analysis: Analysis, out: Path, title: str = "") -> list[Path]
     from rocm_perf.report.roofline_chart import write_roofline_chart
 
     out.mkdir(parents=True, exist_ok=True)
-    charts = write_roofline_chart(analysis, out, title=title)
-    write_atomic(out / ANALYSIS_JSON, json.dumps(analysis.to_json(), indent=2) + "\n")
+    data = analysis.to_json()
+    charts = write_roofline_chart(data, out, title=title)
+    write_atomic(out / ANALYSIS_JSON, json.dumps(data, indent=2) + "\n")
     write_atomic(out / ANALYSIS_MD, analysis_markdown(analysis, chart=charts[0].name))
     return [out / ANALYSIS_JSON, out / ANALYSIS_MD, *charts]

@@ -109,8 +109,33 @@ def _environment(*, autoescape: bool) -> jinja2.Environment:
     return env
 
 
+def _roofline_images(run: RunView) -> list[dict]:
+    """The run's roofline charts as {"title", "path", "src" (data URI)}: drawn once beside their
+    analysis.json; a chart that cannot be drawn becomes a note."""
+    import base64
+    import json
+
+    from rocm_perf.report.roofline_chart import write_roofline_chart
+
+    images = []
+    for entry in run.rooflines:
+        analysis = run.path / entry["analysis"]
+        svg = analysis.with_name("roofline.svg")
+        try:
+            if not svg.exists():
+                write_roofline_chart(json.loads(analysis.read_text()), analysis.parent, title=entry["title"])
+            src = "data:image/svg+xml;base64," + base64.b64encode(svg.read_bytes()).decode()
+        except (OSError, ValueError, KeyError) as e:
+            run.notes.append(f"{entry['title'].lower()}: not drawn ({e})")
+            continue
+        images.append({"title": entry["title"], "path": str(svg.relative_to(run.path)), "src": src})
+    return images
+
+
 def _context(view: RunView | SweepView) -> dict:
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    for run in [view] if isinstance(view, RunView) else view.runs:
+        run.roofline_images = _roofline_images(run)
     if isinstance(view, SweepView):
         return {"title": f"sweep {view.name}", "sweep": view, "runs": view.runs, "generated": now}
     return {"title": f"run {view.name}", "sweep": None, "runs": [view], "generated": now}
