@@ -223,3 +223,24 @@ def test_a_workload_without_dispatches(tmp_path, capsys):
 
 def test_a_missing_profile(tmp_path, capsys):
     assert _one_error_line(capsys, tmp_path / "nothing.db").endswith("nothing.db: no such file or directory")
+
+
+def test_a_host_backend_profile_has_no_gpu_counters(tmp_path, capsys):
+    from rocm_perf.trace.model import Agent, KernelSymbol, Trace
+    from rocm_perf.trace.rocpd_write import write_rocpd
+
+    trace = Trace.from_rows(start=[0, 10], end=[5, 20], kernel=[0, 0], symbols=[KernelSymbol("k", "k(int*)")],
+                            agent=[1, 1], agents=[Agent(1, "CPU", "host", "CPU via rocm-perf host runtime (1 threads)")])
+    db = tmp_path / "host.db"
+    write_rocpd(trace, db)
+    line = _one_error_line(capsys, db)
+    assert line.endswith("the kernels ran on a CPU agent (CPU via rocm-perf host runtime (1 threads)), as the host "
+                         "backend runs them: there are no GPU hardware counters to analyze")
+
+
+def test_source_adds_the_compile_checks_figures(hipcc, capsys):
+    """--source: Debian's hipcc compiles a kernel with the workload kernel's name for gfx90a."""
+    code, out, _ = _run(capsys, RPC / "MI200_vcopy", "--source", DATA / "compile" / "vcopy.cu", "--json")
+    (k,) = json.loads(out)["kernels"]
+    occupancy = next(f for f in k["findings"] if f["rule"] == "occupancy")
+    assert code == 0 and "hipcc's own figure: 8" in occupancy["measured"]

@@ -267,3 +267,15 @@ def test_the_collect_command_fits_every_pass_in_the_block_limits():
             assert sum(counter_block(c) == block for c in names) <= BLOCK_LIMITS[block]
         collected += names
     assert sorted(collected) == sorted(spec.required_counters())
+
+
+def test_the_readme_tables_name_every_counter_of_every_formula():
+    readme = (DATA.parent.parent / "README.md").read_text()
+    section = readme[readme.index("### Counters and the roofline"):readme.index("### Loops and rewrites")]
+    for arch in known_archs():
+        spec = arch_spec(arch)
+        for f in [*spec.bytes.values(), *spec.other.values()]:
+            for counter in f.counters:
+                assert f"`{counter.removesuffix('_sum')}`" in section, (arch, f.key, counter)
+        for key, rate in spec.peaks.items():
+            assert f"{rate.value:g}" in section, (arch, key)

@@ -4,6 +4,7 @@ of a multi-pass collection, and rocprof-compute workload folders."""
 import csv
 import math
 import shutil
+import sqlite3
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from counter_profiles import (COUNTER_HEADER, docs_dispatches, measured_counters
 from rocm_perf import cli
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.load import load_trace
+from rocm_perf.trace.rocpd_write import write_rocpd
 
 RPC = DATA / "rocprof-compute"
 NAMES = ["SQ_WAVES", "TCC_EA0_RDREQ_sum", "TCC_BUBBLE_sum", "TCP_TCC_READ_REQ_sum"]
@@ -74,6 +76,38 @@ def test_rocpd_pmc_rows_become_columns_joined_through_the_event(tmp_path):
 
 def test_the_empty_fixture_pmc_tables_give_no_counters():
     assert load_trace(DATA / "rocpd_v3_docs_kernel_trace.db").counters == {}
+
+
+def test_counters_round_trip_through_our_rocpd_writer(tmp_path):
+    source = load_trace(RPC / "MI300X_vcopy")
+    source.counters["TCC_BUBBLE_sum"][1] = np.nan  # not collected for the second dispatch
+    back = load_trace(write_rocpd(source, tmp_path / "copy.db"))
+    assert sorted(back.counters) == sorted(source.counters)
+    for name, column in source.counters.items():
+        np.testing.assert_array_equal(back.counters[name], column)
+
+
+def test_a_merged_file_reads_the_counters_of_every_uuid_set(tmp_path):
+    """Two uuid sets in one file (rocpd files can be merged): each set's pmc rows join its own dispatches."""
+    dispatches = [int(d["Dispatch_Id"]) for d in docs_dispatches()]
+    values = measured_counters(NAMES, dispatches)
+    merged = rocpd_with_counters(tmp_path / "merged.db", values)
+    second_trace = load_trace(RPC / "MI200_vcopy")
+    second_trace.start += 10**18  # after every dispatch of the first set
+    second_trace.end += 10**18
+    second = write_rocpd(second_trace, tmp_path / "second.db")
+    con = sqlite3.connect(merged)
+    con.execute("ATTACH ? AS other", (str(second),))
+    for name, sql in con.execute("SELECT name, sql FROM other.sqlite_master WHERE type='table' AND name LIKE 'rocpd_%'").fetchall():
+        con.execute(sql)
+        con.execute(f'INSERT INTO main."{name}" SELECT * FROM other."{name}"')
+    con.commit()
+    con.close()
+    t = load_trace(merged)
+    assert t.metadata["uuid_sets"] == 2 and len(t) == 10
+    assert t.counters["TCC_EA_RDREQ_sum"][-1] == 131080.0  # the MI200 set's dispatch
+    assert np.isnan(t.counters["TCC_EA_RDREQ_sum"][:-1]).all()  # the docs set never had it
+    assert np.isnan(t.counters["TCC_BUBBLE_sum"][-1]) and np.isfinite(t.counters["TCC_BUBBLE_sum"][:-1]).all()
 
 
 # ---- multi-pass folders ---------------------------------------------------------------------------

@@ -75,7 +75,7 @@ class Rule:
 
     def render(self, template: str, context: dict) -> str:
         try:
-            return ENV.from_string(template).render(**context, threshold=self.threshold).strip()
+            return _template(template).render(**context, threshold=self.threshold).strip()
         except jinja2.TemplateError as e:
             raise RocmPerfError(f"bottleneck rule {self.key!r}: cannot render {template!r} ({e})") from None
 
@@ -85,6 +85,11 @@ class Rules:
     bounds: tuple[Rule, ...]
     findings: tuple[Rule, ...]
     path: Path = field(default=RULES_FILE)
+
+
+@functools.cache
+def _template(text: str) -> jinja2.Template:
+    return ENV.from_string(text)
 
 
 @functools.cache
@@ -168,6 +173,7 @@ def rule_context(k: KernelRoofline, *, cu_count: int, simd_per_cu: int, waves_pe
         "occupancy_limiter": occ.limiter if occ else "",
         "occupancy_detail": occ.detail if occ else "",
         "waves_per_simd_max": waves_per_simd_max,
+        "occupancy_compiler": occ.limits.get("compiler") if occ else None,
         "lds_conflict_rate": (conflicts / uncontended) if conflicts is not None and uncontended else None,
         "scratch_bytes": k.scratch_bytes,
         "vgpr_spill": k.vgpr_spill,

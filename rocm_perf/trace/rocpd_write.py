@@ -99,6 +99,7 @@ class _Writer:
         self.write_queues_streams()
         self.write_symbols()
         self.write_dispatches()
+        self.write_counters()
         self.write_regions()
         self.write_markers()
         self.insert("rocpd_string", [(i, s) for s, i in self.strings.items()], ["string"])
@@ -196,6 +197,7 @@ class _Writer:
         region_name = self.string_id("")
         first_event = self.next_event
         event_ids = np.arange(first_event, first_event + n, dtype=np.int64)
+        self.dispatch_events = event_ids
         self.next_event += n
         self.insert(
             "rocpd_event",
@@ -221,6 +223,27 @@ class _Writer:
              "private_segment_size", "group_segment_size", "workgroup_size_x", "workgroup_size_y",
              "workgroup_size_z", "grid_size_x", "grid_size_y", "grid_size_z", "region_name_id", "event_id"],
         )
+
+    def write_counters(self) -> None:
+        """Trace.counters as rocprofv3 stores them: a rocpd_info_pmc row per counter and agent, and a
+        rocpd_pmc_event row per dispatch that has a value, joined through the dispatch's event."""
+        t = self.trace
+        if not t.counters or not len(t):
+            return
+        infos, events = [], []
+        for name in sorted(t.counters):
+            column = np.asarray(t.counters[name], dtype=np.float64)
+            for agent_id in np.unique(t.agent).tolist():
+                rows = np.flatnonzero((t.agent == agent_id) & np.isfinite(column))
+                if not len(rows):
+                    continue
+                pmc_id = len(infos) + 1
+                infos.append((pmc_id, 1, self.pid, int(agent_id), "GPU", name, name, name.split("_", 1)[0],
+                              int(name.endswith("_sum"))))
+                events += zip(self.dispatch_events[rows].tolist(), [pmc_id] * len(rows), column[rows].tolist())
+        self.insert("rocpd_info_pmc", infos, ["nid", "pid", "agent_id", "target_arch", "name", "symbol", "block",
+                                               "is_derived"])
+        self.insert("rocpd_pmc_event", events, ["event_id", "pmc_id", "value"], with_id=False)
 
     def write_regions(self) -> None:
         api = self.trace.api
