@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from counter_profiles import write_counter_collection
 from rocm_perf.analysis.gpu_arch import arch_spec
 from rocm_perf.optimize.ledger import open_ledger
@@ -118,3 +120,20 @@ def test_without_counters_the_ranking_is_by_critical_path_share(tmp_path):
     assert all(r["headroom"] is None for r in ledger.get("ranking"))
     assert ledger.get("roofline")["how"] == "none"
     assert "- roofline: the copy-double backend has no hardware counters" in (run_dir / "report.md").read_text()
+
+
+def test_a_sweep_manifest_can_turn_the_counter_round_off(tmp_path):
+    from rocm_perf.errors import RocmPerfError
+    from rocm_perf.sweep import optimize_options
+    from rocm_perf.sweep_targets import load_manifest
+
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k() {}\n")
+    manifest = tmp_path / "sweep.toml"
+    manifest.write_text('[[target]]\nsource = "k.cu"\ncounters = "off"\n')
+    (target,) = load_manifest(manifest)
+    opts = optimize_options(target, out=tmp_path / "runs", budget_s=60, backend="rocm", resume=None, max_trials=None)
+    assert opts.counters == "off"
+    manifest.write_text('[[target]]\nsource = "k.cu"\ncounters = "always"\n')
+    with pytest.raises(RocmPerfError, match='`counters` must be "auto" or "off"'):
+        load_manifest(manifest)

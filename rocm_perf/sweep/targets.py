@@ -30,7 +30,8 @@ MANIFEST_SUFFIX = ".toml"
 # Manifest keys -> how to read them. Everything else in a target table is an error (typos would
 # otherwise be silently ignored for a whole night).
 _LIST_KEYS = ("kernels", "rules")
-_STR_KEYS = ("run", "budget", "min_gain", "confidence", "arch", "compile_check", "timing_lines", "rules_dir", "name", "source")
+_STR_KEYS = ("run", "budget", "min_gain", "confidence", "arch", "compile_check", "timing_lines", "rules_dir", "name", "source",
+             "counters")
 _INT_KEYS = ("max_trials", "rounds", "max_rounds", "aa_rounds")
 _FLOAT_KEYS = ("timeout",)
 MANIFEST_KEYS = frozenset(_LIST_KEYS + _STR_KEYS + _INT_KEYS + _FLOAT_KEYS + ("args", "cflags", "factors", "allow_lower_occupancy"))
@@ -102,6 +103,8 @@ def _target_options(table: dict[str, Any], where: str) -> dict[str, Any]:
             if not isinstance(value, bool):
                 raise RocmPerfError(f"{where}: `{key}` must be true or false")
             options[key] = value
+        elif key == "counters" and value not in ("auto", "off"):
+            raise RocmPerfError(f"{where}: `counters` must be \"auto\" or \"off\"")
         else:
             options[key] = str(value)
     return options
