@@ -13,7 +13,6 @@ from conftest import DATA
 from counter_profiles import (COUNTER_HEADER, docs_dispatches, measured_counters, rocpd_with_counters,
                               write_counter_collection)
 from rocm_perf import cli
-from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.load import load_trace
 from rocm_perf.trace.rocpd_write import write_rocpd
 

@@ -15,7 +15,6 @@ to save (the largest speed-up is 1 / (1 - headroom)).
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
@@ -336,7 +335,3 @@ def dispatch_quantities(trace: Trace, contexts: dict[int, DeviceContext]) -> dic
             target = out.setdefault(f.key, np.full(len(trace), np.nan))
             target[on_agent] = column[on_agent]
     return out
-
-
-def finite_or_none(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None

@@ -2,8 +2,9 @@
 
 rocprofv3 writes `<dir>/<-o name>_results.db` (rocpd) or `<dir>/<-o name>_<kind>.csv`; with the
 default name `%hostname%/%pid%` that is `<dir>/<hostname>/<pid>_results.db`, one file per profiled
-process, and counter passes go to `pass_N/` (or `pmc_N/`) folders. We ask for the default layout
-explicitly and then collect every output below the directory, however it was laid out.
+process, and counter passes go to `pmc_N/` folders (rocprofiler-sdk docs; some tools say `pass_N/`).
+We ask for the default layout explicitly and then collect every output below the directory, however
+it was laid out.
 
 Transient failures (the profiler dying on a signal, a busy device, a clean exit that wrote
 nothing) are retried with backoff; each retry is written to the run's log.
