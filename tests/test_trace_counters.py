@@ -13,6 +13,7 @@ from conftest import DATA
 from counter_profiles import (COUNTER_HEADER, docs_dispatches, measured_counters, rocpd_with_counters,
                               write_counter_collection)
 from rocm_perf import cli
+from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.load import load_trace
 from rocm_perf.trace.rocpd_write import write_rocpd
 
@@ -130,6 +131,16 @@ def test_pass_folders_join_per_dispatch(tmp_path):
     for did, per in values.items():
         for name, value in per.items():
             assert t.counters[name][by_id[did]] == value
+
+
+def test_a_collection_further_down_is_found(tmp_path):
+    folder, values = _passes(tmp_path)
+    run = tmp_path / "run" / "counters"
+    shutil.move(str(folder), str(run / "rocprofv3" / "attempt-1"))
+    assert load_trace(run).metadata["counter_passes"] == ["pmc_1", "pmc_2"]
+    shutil.copytree(run / "rocprofv3" / "attempt-1", run / "rocprofv3" / "attempt-2")
+    with pytest.raises(RocmPerfError, match="folder holds several counter collections"):
+        load_trace(run)
 
 
 def test_pass_n_folders_are_accepted_too(tmp_path):

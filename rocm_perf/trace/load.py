@@ -49,6 +49,14 @@ def _load(path: Path) -> Trace:
 
             return read_kineto_folder(path, kineto)
         if not any(p.suffix.lower() == ".csv" for p in path.iterdir()):
+            # a folder holding one multi-pass collection further down (profile --counters: counters/rocprofv3/attempt-N/)
+            nested = sorted({q.parent for depth in ("*/", "*/*/", "*/*/*/") for first in ("pmc_1", "pass_1")
+                             for q in path.glob(depth + first) if q.is_dir()})
+            if len(nested) == 1:
+                return _load(nested[0])
+            if len(nested) > 1:
+                listed = ", ".join(str(q.relative_to(path)) for q in nested[:4])
+                raise RocmPerfError(f"{path}: folder holds several counter collections ({listed}); pass one")
             # rocprofv3's default output is <dir>/<hostname>/<pid>_results.db: accept its folder
             dbs = sorted(p for pattern in ("*.db", "*/*.db") for p in path.glob(pattern) if p.is_file())
             if len(dbs) == 1:
