@@ -233,7 +233,7 @@ def analysis_markdown(analysis: Analysis, chart: str | None = "roofline.svg") ->
     for ctx in analysis.devices.values():
         out += [f"## Peaks of GPU {ctx.agent_id} ({ctx.device.arch})", "", "| peak | value | source |", "|---|---:|---|"]
         for key, peak in ctx.peaks.items():
-            unit = "GB/s" if key in ("hbm", "l2", "vl1d", "lds") else "TFLOP/s"
+            unit = "GB/s" if key in ("hbm", "l2", "vl1d", "lds") else ("TOP/s" if "int" in key or "i8" in key else "TFLOP/s")
             value = peak.value / 1e9 if unit == "GB/s" else peak.value / 1e12
             out.append(f"| {key} | {value:,.1f} {unit} | {peak.source} |")
         out.append("")
