@@ -244,3 +244,19 @@ def test_source_adds_the_compile_checks_figures(hipcc, capsys):
     (k,) = json.loads(out)["kernels"]
     occupancy = next(f for f in k["findings"] if f["rule"] == "occupancy")
     assert code == 0 and "hipcc's own figure: 8" in occupancy["measured"]
+
+
+def test_counters_for_some_kernels_only_name_the_others(tmp_path, capsys):
+    """A collection with --kernel-include-regex: the kernels without counters are named, nothing is 'missing'."""
+    dispatches = [int(d["Dispatch_Id"]) for d in docs_dispatches()]
+    values = measured_counters(arch_spec("gfx942").required_counters(), dispatches)
+    only_divide = [d for d in docs_dispatches() if d["Kernel_Name"].startswith("divide")]
+    db = rocpd_with_counters(tmp_path / "pmc.db", {int(d["Dispatch_Id"]): values[int(d["Dispatch_Id"])] for d in only_divide})
+    code, out, _ = _run(capsys, db, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["missing_counters"] == [] and data["collect"] is None
+    assert data["notes"][0] == ("3 kernel(s) have no roofline counters (collected for other kernels only?): "
+                                "addition_kernel<float>, multiply_kernel, subtract_kernel")
+    assert data["notes"][1].endswith("SQ_INSTS_VALU_MFMA_MOPS_F8")  # optional, not collected here
+    kinds = {k["name"].split("(")[0]: k["bound"]["kind"] for k in data["kernels"]}
+    assert kinds["divide_kernel"] != "unknown" and kinds["void addition_kernel<float>"] == "unknown"

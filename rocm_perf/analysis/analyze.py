@@ -83,7 +83,14 @@ def analyze_trace(
     notes += [f"{k.measured_dispatches} of {k.dispatches} dispatches of {short_name(k.name)} have every counter; "
               "its rates come from those" for k in kernels
               if k.have_roofline and 0 < k.measured_dispatches < k.dispatches - k.zero_duration]
-    missing = sorted({c for k in kernels for c in k.missing})
+    with_rates = [k for k in kernels if k.have_roofline]
+    without = [k for k in kernels if not k.have_roofline and not k.zero_duration]
+    if with_rates and without:
+        # Counters collected for some kernels only (rocprofv3 --kernel-include-regex): name those kernels,
+        # and count as missing only what the measured kernels lack.
+        names = ", ".join(short_name(k.name) for k in without[:5]) + (", ..." if len(without) > 5 else "")
+        notes.append(f"{len(without)} kernel(s) have no roofline counters (collected for other kernels only?): {names}")
+    missing = sorted({c for k in (with_rates or kernels) for c in k.missing})
     optional = sorted({c for k in kernels for c in k.optional_missing} - set(missing))
     if optional and any(k.have_roofline for k in kernels):
         notes.append(f"optional counters not in the profile (their FLOPs are not counted): {', '.join(optional)}")
