@@ -124,8 +124,8 @@ def test_without_counters_the_ranking_is_by_critical_path_share(tmp_path):
 
 def test_a_sweep_manifest_can_turn_the_counter_round_off(tmp_path):
     from rocm_perf.errors import RocmPerfError
-    from rocm_perf.sweep import optimize_options
-    from rocm_perf.sweep_targets import load_manifest
+    from rocm_perf.sweep.run_target import optimize_options
+    from rocm_perf.sweep.targets import load_manifest
 
     source = tmp_path / "k.cu"
     source.write_text("__global__ void k() {}\n")
