@@ -127,6 +127,20 @@ def cmd_profile(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_hotspots(args: argparse.Namespace) -> int:
+    from rocm_perf.report.hotspots_report import run_hotspots
+
+    return run_hotspots(
+        Path(args.profile),
+        source=Path(args.source) if args.source else None,
+        kernel=args.kernel,
+        top=args.top,
+        as_json=args.json,
+        out=Path(args.out) if args.out else None,
+        cflags=args.cflags,
+    )
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from rocm_perf.backends.check_command import run_check
 
@@ -334,6 +348,24 @@ def build_parser() -> argparse.ArgumentParser:
                    "everything `analyze` needs, and/or counter names (comma separated); as many profiler passes as they "
                    "need, joined per dispatch and analyzed into RUN/analysis/")
     p.set_defaults(func=cmd_profile)
+
+    p = sub.add_parser(
+        "hotspots",
+        help="hot loops and lines of kernels, and why they stall (PC sampling, thread trace, host sampler)",
+        description="Where inside kernels the time goes: per loop (ids as `rocm-perf loops` prints them), per "
+        "source line and per instruction, with stall reasons where the profiler records them and findings "
+        "(memory-latency, barrier, dependency, instruction-fetch bound; LDS heavy).",
+    )
+    p.add_argument("profile", help="a decoded PC-sampling or thread-trace folder (code.json), a `rocm-perf profile` "
+                   "run directory, rocprofv3's output directory, a host_samples_*.json, stats_*.csv or pc_sampling_*.csv")
+    p.add_argument("--source", metavar="DIR", help="where your sources are: recorded paths are matched by file name "
+                   "(default: the recorded path, else the copy the profiler saved)")
+    p.add_argument("--kernel", metavar="REGEX", help="only kernels whose name contains a match")
+    p.add_argument("--top", type=int, default=20, help="lines and loops to show per kernel (default: 20)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.add_argument("--out", metavar="DIR", help="write hotspots.json here")
+    p.add_argument("--cflags", default="", help="the build's -D/-I/-std flags, for finding loops in the source")
+    p.set_defaults(func=cmd_hotspots)
 
     p = sub.add_parser("check", help="compile for an AMD target and print per-kernel resource usage")
     p.add_argument("source")

@@ -90,6 +90,7 @@ class LoopInfo:
     indent: str = ""  # the indentation of the loop's first line
     at_line_start: bool = True  # nothing but whitespace before region_start on its line
     parent_id: str | None = None
+    end_line: int = 0  # the line of the loop's last byte (its `}` or `;`): [line, end_line] is its range
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -521,6 +522,7 @@ def function_loops(
             body_end=body_end,
             body_is_compound=body.kind == CursorKind.COMPOUND_STMT,
             parent_id=enclosing[-1].id if enclosing else None,
+            end_line=data.count(b"\n", 0, end - 1) + 1,
         )
         info.from_macro = not _starts_with_keyword(data, start, kind)
         if info.from_macro:
