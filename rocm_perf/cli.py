@@ -124,6 +124,9 @@ def cmd_profile(args: argparse.Namespace) -> int:
         cflags=args.cflags,
         timeout=args.timeout,
         counters=args.counters,
+        sample=args.sample,
+        pc_sampling=args.pc_sampling,
+        att=args.att,
     )
 
 
@@ -347,6 +350,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--counters", metavar="SET", help="also collect hardware counters (rocm backend): `roofline` for "
                    "everything `analyze` needs, and/or counter names (comma separated); as many profiler passes as they "
                    "need, joined per dispatch and analyzed into RUN/analysis/")
+    p.add_argument("--sample", action=argparse.BooleanOptionalAction, default=None,
+                   help="host backend: sample the kernels' program counters (a -g build) and print the hot loops "
+                   "and lines (see `rocm-perf hotspots`)")
+    p.add_argument("--pc-sampling", nargs="?", const="auto", metavar="METHOD",
+                   help="rocm backend: rocprofv3 PC sampling (stochastic on MI300 and later, host_trap before; "
+                   "default: auto) and the hot loops and lines")
+    p.add_argument("--att", action="store_true", help="rocm backend: rocprofv3 thread trace, decoded per instruction")
     p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser(

@@ -27,10 +27,12 @@ def run(
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     log: Path | None = None,
+    input_text: str | None = None,
 ) -> Completed:
     """Run argv to completion or until `timeout`; on timeout the whole process group is killed.
 
-    When `log` is given, the command line and both streams are appended to it.
+    When `log` is given, the command line and both streams are appended to it; `input_text`
+    is written to the program's standard input (else it reads nothing).
     """
     full_env = None if env is None else {**os.environ, **env}
     t0 = time.perf_counter()
@@ -38,7 +40,7 @@ def run(
         [str(a) for a in argv],
         cwd=cwd,
         env=full_env,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if input_text is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -47,7 +49,7 @@ def run(
     )
     timed_out = False
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(input=input_text, timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
         try:

@@ -24,6 +24,12 @@ from rocm_perf.errors import RocmPerfError
 RUNTIME_DIR = Path(__file__).resolve().parent / "host_runtime"
 STEADY_THREADS = 1
 DEFAULT_FLAGS = ["-std=c++17", "-O2"]
+# The sampler's rate (samples per second per busy worker thread): high enough for a few hundred
+# samples from a fraction of a second of kernels, low enough to stay within the overhead budget
+# (tests/bench/bench_sampler.py).
+DEFAULT_SAMPLE_HZ = 2000
+# Whether profiled runs sample unless told otherwise: only if the measured overhead is under 3 %.
+SAMPLE_BY_DEFAULT = False
 # -rdynamic exports the kernels' symbols so that the runtime reads their mangled names (dladdr).
 LINK_FLAGS = ["-rdynamic", "-lpthread", "-ldl"]
 
@@ -65,8 +71,11 @@ class HostBackend(Backend):
         return ("the host backend runs kernels on the CPU and has no GPU hardware counters: "
                 "--counters needs the rocm backend (rocprofv3 on an AMD GPU)")
 
-    def __init__(self, threads: int | None = None, *, serial: bool = False, compiler: str | None = None):
-        """`threads`: OS threads per launch's block pool; default ROCM_PERF_HOST_THREADS, else 1 (steady)."""
+    def __init__(self, threads: int | None = None, *, serial: bool = False, compiler: str | None = None,
+                 sample: bool | None = None, sample_hz: int = DEFAULT_SAMPLE_HZ):
+        """`threads`: OS threads per launch's block pool; default ROCM_PERF_HOST_THREADS, else 1 (steady).
+        `sample`: run the sampling profiler in every profiled run (builds get -g; see
+        host_runtime/rocm_perf_host/sampler.h); None = SAMPLE_BY_DEFAULT."""
         if threads is None:
             from_env = os.environ.get("ROCM_PERF_HOST_THREADS", "").strip()
             if from_env and not from_env.isdigit():
@@ -77,6 +86,10 @@ class HostBackend(Backend):
             raise RocmPerfError(f"host backend threads must be at least 1, got {self.threads}")
         self.serial = serial
         self.compiler = compiler or os.environ.get("CXX") or "g++"
+        self.sample = SAMPLE_BY_DEFAULT if sample is None else bool(sample)
+        if sample_hz < 1 or sample_hz > 100000:
+            raise RocmPerfError(f"host sampling rate must be 1-100000 samples/s, got {sample_hz}")
+        self.sample_hz = int(sample_hz)
 
     def available(self) -> tuple[bool, str]:
         if shutil.which(self.compiler) is None:
@@ -87,7 +100,7 @@ class HostBackend(Backend):
 
     def describe(self) -> str:
         cpu = cpu_model() or platform.machine()
-        mode = ", serial" if self.serial else ""
+        mode = (", serial" if self.serial else "") + (f", sampling {self.sample_hz}/s" if self.sample else "")
         return f"CPU: {cpu} ({self.threads} block thread{'s' if self.threads != 1 else ''}{mode}; host backend, CPU timings)"
 
     def build(self, source: Path, out_dir: Path, flags: list[str] | None = None, timeout: float = 600) -> Program:
@@ -106,7 +119,9 @@ class HostBackend(Backend):
         executable = out_dir / source.stem
         log = out_dir / "build.log"
         user_flags = list(flags or [])
-        argv = [self.compiler, *DEFAULT_FLAGS, "-I", str(RUNTIME_DIR), "-I", str(source.parent), *user_flags,
+        # -g for the sampler's line information; GCC's code does not depend on -g (-fcompare-debug).
+        debug = ["-g"] if self.sample and not any(f.startswith("-g") for f in user_flags) else []
+        argv = [self.compiler, *DEFAULT_FLAGS, *debug, "-I", str(RUNTIME_DIR), "-I", str(source.parent), *user_flags,
                 "-x", "c++", str(prepped), "-x", "none", "-o", str(executable), *LINK_FLAGS]
         done = run(argv, timeout=timeout, log=log)
         if done.timed_out:
@@ -115,13 +130,17 @@ class HostBackend(Backend):
             raise RocmPerfError(f"{source}: the host build failed:\n{first_errors(done.stderr)}\n(full log: {log})")
         return Program(executable=executable, source=source, backend=self.name, flags=user_flags, build_log=log)
 
-    def environment(self, log_path: Path) -> dict[str, str]:
+    def environment(self, log_path: Path, samples_path: Path | None = None) -> dict[str, str]:
         """The variables that configure the runtime for one profiled run."""
-        return {
+        env = {
             "ROCM_PERF_HOST_LOG": str(log_path),
             "ROCM_PERF_HOST_THREADS": str(self.threads),
             "ROCM_PERF_HOST_SERIAL": "1" if self.serial else "0",
+            "ROCM_PERF_HOST_SAMPLES": str(samples_path) if (self.sample and samples_path) else "",
         }
+        if self.sample:
+            env["ROCM_PERF_HOST_SAMPLE_HZ"] = str(self.sample_hz)
+        return env
 
     def profile(
         self,
@@ -138,9 +157,12 @@ class HostBackend(Backend):
         out_dir.mkdir(parents=True, exist_ok=True)
         tag = uuid.uuid4().hex[:8]
         log_template = out_dir / f"host_trace_{tag}_%pid%.jsonl"
+        samples_template = out_dir / f"host_samples_raw_{tag}_%pid%.jsonl"
         run_log = out_dir / "run.log"
         done = run([str(a) for a in argv], timeout=timeout, cwd=cwd,
-                   env={**(env or {}), **self.environment(log_template)}, log=run_log)
+                   env={**(env or {}), **self.environment(log_template, samples_template)}, log=run_log)
+        if self.sample:
+            self._symbolize(argv, out_dir, tag, run_log)
         databases: list[Path] = []
         hostname = socket.gethostname()
         for raw in sorted(out_dir.glob(f"host_trace_{tag}_*.jsonl")):
@@ -159,6 +181,36 @@ class HostBackend(Backend):
             timed_out=done.timed_out,
             log=run_log,
         )
+
+
+    def _symbolize(self, argv: list[str], out_dir: Path, tag: str, run_log: Path) -> None:
+        """Raw samples -> host_samples_<pid>.json beside the trace. A failure is written to the run
+        log (the measurement stands; only the hot-line table is missing)."""
+        from rocm_perf.backends.host_sampler import symbolize_samples
+
+        executable = Path(str(argv[0])) if argv else None
+        for raw in sorted(out_dir.glob(f"host_samples_raw_{tag}_*.jsonl")):
+            pid = raw.stem.rsplit("_", 1)[-1]
+            try:
+                if executable is None or not executable.is_file():
+                    raise RocmPerfError(f"cannot symbolize {raw}: the program {executable} is not a file")
+                symbolize_samples(raw, out_dir / f"host_samples_{pid}.json", executable=executable,
+                                  aliases=prepass_aliases(executable), runtime_dir=RUNTIME_DIR)
+            except RocmPerfError as e:
+                with open(run_log, "a", encoding="utf-8") as f:
+                    f.write(f"# host samples not symbolized: {e}\n")
+
+
+def prepass_aliases(executable: Path) -> dict[str, str]:
+    """{pre-passed file: user's source} for a program build() made (its `#line 1 "source"`)."""
+    prepped = Path(executable).with_name(Path(executable).name + ".host.cpp")
+    try:
+        first = prepped.read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+    except OSError:
+        return {}
+    if first.startswith('#line 1 "') and first.endswith('"'):
+        return {str(prepped): first[len('#line 1 "') : -1], str(prepped.resolve()): first[len('#line 1 "') : -1]}
+    return {}
 
 
 def cpu_model() -> str | None:

@@ -11,7 +11,7 @@ from rocm_perf.backends.base import Backend, Program, ProfileResult
 from rocm_perf.backends.compiler_output import first_errors
 from rocm_perf.backends.gpu_agents import GpuAgent, find_gpu_agents
 from rocm_perf.backends.hipcc import amd_env, find_hipcc
-from rocm_perf.backends.rocprofv3 import TRACE_OPTIONS, find_rocprofv3, run_rocprofv3
+from rocm_perf.backends.rocprofv3 import TRACE_OPTIONS, evidence_options, find_rocprofv3, pc_sampling_method, run_rocprofv3
 from rocm_perf.errors import RocmPerfError
 
 _OPT_LEVEL = re.compile(r"-O[0-3sz]?|-Ofast")
@@ -24,12 +24,19 @@ class RocmBackend(Backend):
     gpu_timings = True
     has_counters = True
 
-    def __init__(self, arch: str | None = None, attempts: int = 3, retry_wait_s: float = 2.0):
+    def __init__(self, arch: str | None = None, attempts: int = 3, retry_wait_s: float = 2.0, *,
+                 pc_sampling: str | None = None, att: bool = False):
         """`arch`: --offload-arch for builds (default: the first GPU agent's); `attempts`/`retry_wait_s`:
-        how often and how patiently transient profiler failures are retried (exponential backoff)."""
+        how often and how patiently transient profiler failures are retried (exponential backoff);
+        `pc_sampling` (a method or "auto") and `att`: also collect instruction-level evidence
+        (builds then get -g for source lines)."""
         self.arch = arch
         self.attempts = attempts
         self.retry_wait_s = retry_wait_s
+        if pc_sampling:
+            pc_sampling_method(pc_sampling, None)  # reject an unknown method before anything runs
+        self.pc_sampling = pc_sampling
+        self.att = att
 
     @cached_property
     def _agents(self) -> tuple[list[GpuAgent], str]:
@@ -77,6 +84,8 @@ class RocmBackend(Backend):
         arch = self.target_arch()
         if arch and not any(f.startswith("--offload-arch") for f in flags):
             argv.append(f"--offload-arch={arch}")
+        if (self.pc_sampling or self.att) and not any(f.startswith("-g") for f in flags):
+            argv.append("-g")  # source lines for the samples; the docs ask for -g with optimization
         executable = out_dir / source.stem
         argv += [*flags, str(source), "-o", str(executable)]
         log = out_dir / "build.log"
@@ -107,8 +116,10 @@ class RocmBackend(Backend):
             raise RocmPerfError("nothing to profile: empty command")
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
+        options = evidence_options(self.pc_sampling, self.att, self.target_arch()) \
+            if (self.pc_sampling or self.att) else list(TRACE_OPTIONS)
         run = run_rocprofv3(
-            list(TRACE_OPTIONS),
+            options,
             [str(a) for a in argv],
             out_dir,
             timeout=timeout,

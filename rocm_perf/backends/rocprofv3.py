@@ -25,6 +25,10 @@ from rocm_perf.errors import RocmPerfError
 
 OUTPUT_NAME = "%hostname%/%pid%"  # rocprofv3's own default, spelled out
 TRACE_OPTIONS = ["--kernel-trace", "--hip-runtime-trace", "--output-format", "rocpd"]
+PC_SAMPLING_METHODS = ("stochastic", "host_trap")
+# rocprofiler-sdk "Using PC sampling": host_trap samples in time units (microseconds), stochastic
+# (gfx942 and later) in cycles, a power of two; the intervals are the documentation's examples.
+PC_SAMPLING_UNITS = {"host_trap": ("time", 1), "stochastic": ("cycles", 1048576)}
 _BUSY = re.compile(r"device (is )?busy|hipErrorDeviceBusy|resource busy", re.I)
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -51,6 +55,34 @@ def find_rocprofv3() -> str | None:
 def rocprofv3_command(rocprofv3: str, options: list[str], output_dir: Path, argv: list[str]) -> list[str]:
     """`rocprofv3 OPTIONS -d DIR -o %hostname%/%pid% -- PROGRAM ARGS`."""
     return [rocprofv3, *options, "-d", str(output_dir), "-o", OUTPUT_NAME, "--", *[str(a) for a in argv]]
+
+
+def pc_sampling_method(requested: str, arch: str | None) -> str:
+    """The method for `--pc-sampling [METHOD]`: stochastic on gfx942 and later (MI300, MI350),
+    host_trap on earlier GPUs (MI200 has only host trap)."""
+    if requested in PC_SAMPLING_METHODS:
+        return requested
+    if requested not in ("", "auto"):
+        raise RocmPerfError(f"--pc-sampling {requested!r}: expected {', '.join(PC_SAMPLING_METHODS)} or auto")
+    return "stochastic" if arch and arch.startswith(("gfx94", "gfx95")) else "host_trap"
+
+
+def evidence_options(pc_sampling: str | None, att: bool, arch: str | None) -> list[str]:
+    """The rocprofv3 options for instruction-level evidence, with the kernel and HIP trace.
+
+    PC samples are not in rocpd before ROCm 7.1, so the output is rocpd (the trace) plus csv
+    (`<pid>_pc_sampling_<method>.csv`); thread trace (`--att`) writes its decoded folders
+    (`ui_output_agent_<a>_dispatch_<d>/`) next to the other outputs."""
+    options = ["--kernel-trace", "--hip-runtime-trace"]
+    if pc_sampling:
+        method = pc_sampling_method(pc_sampling, arch)
+        unit, interval = PC_SAMPLING_UNITS[method]
+        options += ["--pc-sampling-beta-enabled", "--pc-sampling-method", method, "--pc-sampling-unit", unit,
+                    "--pc-sampling-interval", str(interval)]
+    if att:
+        options += ["--att"]
+    options += ["--output-format", "rocpd"] + (["csv"] if pc_sampling else [])
+    return options
 
 
 def find_databases(output_dir: Path) -> list[Path]:

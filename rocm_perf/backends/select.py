@@ -6,35 +6,52 @@ from rocm_perf.backends.base import Backend
 from rocm_perf.errors import RocmPerfError
 
 
-def make_backend(name: str) -> Backend:
-    """The backend called `name` ("host" or "rocm"), whether or not it can run here."""
+def make_backend(name: str, *, sample: bool | None = None, pc_sampling: str | None = None,
+                 att: bool = False) -> Backend:
+    """The backend called `name` ("host" or "rocm"), whether or not it can run here.
+
+    Instruction-level evidence: `sample` is the host backend's own sampler (None = its default);
+    `pc_sampling` (a method, or "auto") and `att` are rocprofv3's, on the rocm backend. Asking a
+    backend for the other's kind is an error naming the right option."""
     if name == "host":
         from rocm_perf.backends.host import HostBackend
 
-        return HostBackend()
+        if pc_sampling or att:
+            raise RocmPerfError(f"{'--pc-sampling' if pc_sampling else '--att'} needs the rocm backend (rocprofv3); "
+                                f"the host backend samples with --sample")
+        return HostBackend(sample=sample)
     if name == "rocm":
         from rocm_perf.backends.rocm import RocmBackend
 
-        return RocmBackend()
+        if sample:
+            raise RocmPerfError("--sample is the host backend's sampler; on the rocm backend use --pc-sampling or --att")
+        return RocmBackend(pc_sampling=pc_sampling, att=att)
     raise RocmPerfError(f"unknown backend {name!r} (choose host or rocm)")
 
 
-def select_backend(requested: str = "auto") -> Backend:
+def select_backend(requested: str = "auto", *, sample: bool | None = None, pc_sampling: str | None = None,
+                   att: bool = False) -> Backend:
     """The backend to use: the requested one (an error naming what is missing if it cannot run),
-    or for "auto" the rocm backend when it can run here, else host."""
+    or for "auto" the rocm backend when it can run here, else host. The evidence options are
+    those of make_backend; under "auto" they also decide between the two when only one fits."""
+    options = {"sample": sample, "pc_sampling": pc_sampling, "att": att}
+    if requested == "auto" and (pc_sampling or att):
+        requested = "rocm"
+    elif requested == "auto" and sample:
+        requested = "host"
     if requested != "auto":
-        backend = make_backend(requested)
+        backend = make_backend(requested, **options)
         ok, why = backend.available()
         if not ok:
             raise RocmPerfError(f"the {requested} backend cannot run here: {why}")
         return backend
     try:
-        rocm = make_backend("rocm")
+        rocm = make_backend("rocm", **options)
         if rocm.available()[0]:
             return rocm
     except ImportError:  # the rocm backend module is not there yet
         pass
-    host = make_backend("host")
+    host = make_backend("host", **options)
     ok, why = host.available()
     if not ok:
         raise RocmPerfError(f"no backend can run here: {why} (see `rocm-perf doctor`)")

@@ -123,17 +123,22 @@ def run_profile(
     cflags: str = "",
     timeout: float = 600,
     counters: str | None = None,
+    sample: bool | None = None,
+    pc_sampling: str | None = None,
+    att: bool = False,
 ) -> int:
     """Profile `target`; returns 0, or 1 when the program fails its own check (non-zero exit).
 
     `counters` (`roofline`, or counter names): after the traced rounds, one counter round (as many
-    profiler passes as the counters need), joined per dispatch and analyzed into run_dir/analysis/."""
+    profiler passes as the counters need), joined per dispatch and analyzed into run_dir/analysis/.
+    With instruction-level evidence (the host sampler, `pc_sampling`, `att`) the hot loops and
+    lines of the last round are printed too and written to hotspots.json."""
     from rocm_perf.report.summary import build_summary, print_summary, write_artifacts
 
     if rounds < 1:
         raise RocmPerfError(f"--rounds must be at least 1, got {rounds}")
     target = Path(target)
-    chosen = select_backend(backend)
+    chosen = select_backend(backend, sample=sample, pc_sampling=pc_sampling, att=att)
     if counters and not chosen.has_counters:
         raise RocmPerfError(chosen.no_counters_message())
     console = Console()
@@ -203,5 +208,22 @@ def run_profile(
     if not digests_agree:
         console.print("[yellow]warning:[/] the device-to-host copies differ between rounds: the program's output "
                       "is not deterministic, so outputs cannot be compared for correctness", highlight=False)
+    if getattr(chosen, "sample", False) or pc_sampling or att:
+        _print_hotspots(baseline / f"round_{rounds}", run_dir, target, cflags, console)
     console.print(f"run directory: {run_dir}", highlight=False, soft_wrap=True)
     return 0
+
+
+def _print_hotspots(round_dir: Path, run_dir: Path, target: Path, cflags: str, console: Console) -> None:
+    """The hot loops and lines of one round (and hotspots.json in the run directory)."""
+    from rocm_perf.report.hotspots_report import build_hotspots, hotspots_document, print_hotspots
+
+    source = target if target.suffix.lower() in SOURCE_SUFFIXES else None
+    try:
+        sourced = build_hotspots(round_dir, source=source, cflags=cflags)
+    except RocmPerfError as e:
+        console.print(f"[yellow]warning:[/] no hot-line table: {e}", highlight=False, soft_wrap=True)
+        return
+    _write_json(run_dir / "hotspots.json", hotspots_document(sourced, top=None))
+    console.print("")
+    print_hotspots(sourced, top=10, console=console)

@@ -3,7 +3,8 @@
     {"format": "rocm-perf host samples", "version": 1, "hz": 2000, "samples": N, "dropped": D,
      "symbolizer": "llvm-symbolizer", "executable": "...",
      "rows": [{"kernel": "...", "object": "...", "offset": 4660, "function": "...",
-               "file": "/abs/prog.cu", "line": 12, "samples": 7, "system": false}, ...]}
+               "file": "/abs/prog.cu", "line": 12, "context": [["/abs/prog.cu", 40]], "samples": 7,
+               "system": false, "mangled": "_Z..."}, ...]}
 
 One row per sampled program counter and kernel; `file`/`line` is the first frame of the
 inlining chain in a user's file (see backends/host_sampler.py), `system` marks rows whose whole
@@ -54,16 +55,18 @@ def read_host_samples(path: Path) -> InstructionProfile:
         out.append({
             "kernel": str(r.get("kernel") or "(outside kernels)"),
             "vaddr": int(parse_count(r.get("offset", -1), f"{path}: row {i}: `offset`")),
-            "isa": str(r.get("function") or ""),
+            "isa": "",  # no instruction text: the rows are program counters of a CPU build
             "file": str(r.get("file") or ""),
             "line": int(parse_count(r.get("line", 0), f"{path}: row {i}: `line`")),
             "weight": parse_count(r.get("samples", 0), f"{path}: row {i}: `samples`"),
+            "context": [(str(f), int(l)) for f, l in (r.get("context") or []) if f],
         })
     dropped = int(data.get("dropped") or 0)
     if dropped:
         notes.append(f"{dropped} samples were dropped (the sample table was full)")
     meta = {k: data.get(k) for k in ("hz", "samples", "dropped", "symbolizer", "executable", "clock")}
     meta["format"] = "host-samples"
+    meta["mangled"] = {str(r.get("kernel")): str(r.get("mangled")) for r in rows if isinstance(r, dict) and r.get("mangled")}
     meta["system_files"] = sorted({str(r.get("file")) for r in rows if isinstance(r, dict) and r.get("system")})
     return profile_from_rows(out, origin=str(path), evidence="host-sampler", version=str(data.get("version")),
                              notes=notes, metadata=meta)

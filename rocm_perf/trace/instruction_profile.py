@@ -204,7 +204,8 @@ def concatenate(profiles: list[InstructionProfile], origin: str) -> InstructionP
         version=profiles[0].version,
         notes=notes,
         metadata={**profiles[0].metadata, "parts": [p.origin for p in profiles],
-                  "snapshots": {k: v for p in profiles for k, v in p.metadata.get("snapshots", {}).items()}},
+                  **{key: {k: v for p in profiles for k, v in (p.metadata.get(key) or {}).items()}
+                     for key in ("snapshots", "mangled")}},
     )
 
 

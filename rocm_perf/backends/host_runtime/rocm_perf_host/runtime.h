@@ -38,6 +38,7 @@
 
 #include "rocm_perf_host/device.h"
 #include "rocm_perf_host/fiber.h"
+#include "rocm_perf_host/sampler.h"
 
 // ---- API types ------------------------------------------------------------------------------
 enum hipError_t {
@@ -370,6 +371,7 @@ struct Launch {
     void (*run_thread)(Launch*) = nullptr;                // one GPU thread; threadIdx already set
     void (*run_threads_from)(Launch*, unsigned) = nullptr;  // threads first..n-1 of the block
     void (*destroy)(Launch*) = nullptr;
+    int kernel = -1;  // the tracer's kernel index, for the sampler
 };
 
 template <class Body, class... Args>
@@ -530,6 +532,7 @@ struct BlockPool {
 
     // Runs chunks of `l` until none is left.
     void work_on(Launch& l) {
+        SamplingScope sampling(l.kernel);  // sampler.h: samples this thread while it runs the launch
         gridDim.x = l.grid.x, gridDim.y = l.grid.y, gridDim.z = l.grid.z;
         blockDim.x = l.block.x, blockDim.y = l.block.y, blockDim.z = l.block.z;
         auto& s = block_state();
@@ -754,6 +757,14 @@ inline void write_trace_at_exit() {
     r.synchronize_device();
     const char* path = std::getenv("ROCM_PERF_HOST_LOG");
     if (path && *path && Tracer::enabled) tracer().write_log(path, static_cast<int>(r.threads), r.serial);
+    if (sampler_on.load(std::memory_order_acquire)) {
+        std::vector<std::pair<std::string, std::string>> names;
+        {
+            std::lock_guard<std::mutex> lock(tracer().m);
+            for (const auto& k : tracer().kernels) names.emplace_back(k.mangled, k.demangled);
+        }
+        write_samples(names);
+    }
 }
 
 inline Runtime& runtime() {
@@ -894,6 +905,7 @@ inline void launch_kernel(KernelIdentity id, const char* source_name, dim3 grid,
     l->shmem = shmem;
     l->threads_per_block = static_cast<unsigned>(threads);
     l->total_blocks = blocks;
+    l->kernel = kernel;
     // Chunks keep the shared block counter cold; several per thread keep the load balanced.
     l->chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t(r.threads) * 16));
     const std::int64_t corr = api.record.corr;
