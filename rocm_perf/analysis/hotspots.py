@@ -261,6 +261,8 @@ def _kernel(profile, name, rows, classes, mapping, system, spans, body, rules, t
     for (path, line), members in by_line.items():
         idx = np.array(members, dtype=np.int64)
         weight = float(profile.weight[idx].sum())
+        if weight <= 0:
+            continue  # instructions nobody sampled: not a hot line
         if not path or line <= 0:
             no_line += weight
             continue

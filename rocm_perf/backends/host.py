@@ -27,7 +27,7 @@ DEFAULT_FLAGS = ["-std=c++17", "-O2"]
 # The sampler's rate (samples per second per busy worker thread): high enough for a few hundred
 # samples from a fraction of a second of kernels, low enough to stay within the overhead budget
 # (tests/bench/bench_sampler.py).
-DEFAULT_SAMPLE_HZ = 2000
+DEFAULT_SAMPLE_HZ = 1000
 # Whether profiled runs sample unless told otherwise: only if the measured overhead is under 3 %.
 SAMPLE_BY_DEFAULT = False
 # -rdynamic exports the kernels' symbols so that the runtime reads their mangled names (dladdr).

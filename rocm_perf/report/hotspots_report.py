@@ -10,9 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from rocm_perf.analysis.hotspots import Hotspots, KernelHotspots, LineHeat, hotspots_json
@@ -25,7 +23,7 @@ from rocm_perf.trace.instruction_profile import STALL_REASON_LABELS
 
 EVIDENCE_LABELS = {"pc-sampling": "PC sampling", "att": "thread trace (ATT)", "host-sampler": "host sampler"}
 # One character and colour per stall reason for the bars; issued samples are `=`.
-BAR_GLYPHS = {"issued": ("=", "green"), "waitcnt": ("W", "red"), "barrier": ("B", "magenta"),
+BAR_GLYPHS = {"issued": ("=", "green"), "stalled": ("~", "red"), "waitcnt": ("W", "red"), "barrier": ("B", "magenta"),
               "alu_dependency": ("D", "yellow"), "instruction_fetch": ("F", "cyan"), "pipe_stall": ("P", "blue"),
               "arbiter_loss": ("A", "bright_blue"), "internal": ("I", "white"), "other_wait": ("O", "bright_black"),
               "sleeping": ("S", "bright_black"), "none": ("-", "bright_black")}
@@ -78,6 +76,8 @@ def _pct(x: float) -> str:
 def stall_bar(heat, reasons: tuple[str, ...], width: int = BAR_WIDTH) -> Text:
     """Issued then each stall reason, as a bar of `width` characters proportional to the samples."""
     parts = [("issued", heat.issued)] + [(r, heat.stalls.get(r, 0.0)) for r in reasons if r != "none"]
+    # Stalls the evidence gives no reason for (thread trace, or the `none` reason) show as `~`.
+    parts.append(("stalled", max(0.0, heat.stalled - sum(v for _, v in parts[1:]))))
     total = sum(v for _, v in parts)
     text = Text()
     if total <= 0:
@@ -96,7 +96,7 @@ def stall_bar(heat, reasons: tuple[str, ...], width: int = BAR_WIDTH) -> Text:
 
 
 def _legend(reasons: tuple[str, ...]) -> str:
-    items = ["= issued"] + [f"{BAR_GLYPHS.get(r, ('?', ''))[0]} {STALL_REASON_LABELS.get(r, r)}" for r in reasons
+    items = ["= issued", "~ stalled, no reason given"] + [f"{BAR_GLYPHS.get(r, ('?', ''))[0]} {STALL_REASON_LABELS.get(r, r)}" for r in reasons
                             if r != "none"]
     return "bar: " + ", ".join(items)
 
@@ -132,21 +132,54 @@ def print_hotspots(sourced: SourcedHotspots, *, top: int, console: Console) -> N
     label = EVIDENCE_LABELS.get(result.evidence, result.evidence)
     console.print(f"hotspots of {result.origin} ({label}; {result.total:,.0f} {result.unit} in "
                   f"{len(result.kernels)} kernel{'s' if len(result.kernels) != 1 else ''})", highlight=False,
-                  soft_wrap=True)
+                  markup=False, soft_wrap=True)
     r = sourced.resolution
     for recorded, file in sorted(r.mapped.items()):
         how = r.how.get(recorded, "")
         shown = recorded if recorded == file else f"{recorded} -> {file}"
-        console.print(f"source: {shown} ({how})", highlight=False, soft_wrap=True)
+        console.print(f"source: {shown} ({how})", highlight=False, markup=False, soft_wrap=True)
     for note in result.notes:
-        console.print(f"note: {note}", highlight=False, soft_wrap=True)
+        console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     for warning in sourced.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+        console.print(Text("warning: ", style="yellow") + Text(warning), highlight=False, soft_wrap=True)
     cache: dict[str, list[str]] = {}
     for k in result.kernels:
         _print_kernel(k, result, split, top, console, cache)
     if split:
-        console.print(_legend(result.stall_reasons), highlight=False, soft_wrap=True)
+        reasons = result.stall_reasons if any(k.heat.stalls for k in result.kernels) else ()
+        console.print(_legend(reasons), highlight=False, markup=False, soft_wrap=True)
+
+
+def print_table(console: Console, title: str, header: list[str], rows: list[list], right: set[int],
+                last_width: int | None = None) -> None:
+    """A plain table: columns as wide as their widest cell (cells may be rich Text, never markup),
+    the last column cut to what the terminal has left (at least 20 characters)."""
+    def plain(cell) -> str:
+        return cell.plain if isinstance(cell, Text) else str(cell)
+
+    widths = [max(len(plain(r[i])) for r in rows + [header]) for i in range(len(header))]
+    if last_width is None:
+        used = sum(widths[:-1]) + 2 * len(widths)
+        last_width = max(20, console.width - used)
+    widths[-1] = min(widths[-1], last_width)
+    console.print(Text(title, style="bold"))
+    for n, row in enumerate([header] + rows):
+        line = Text("  ")
+        for i, cell in enumerate(row):
+            text = cell.copy() if isinstance(cell, Text) else Text(str(cell))
+            if len(text.plain) > widths[i]:
+                text = Text(text.plain[: max(0, widths[i] - 3)] + "...")
+            pad = " " * (widths[i] - len(text.plain))
+            if i in right:
+                line.append(pad)
+                line.append_text(text)
+            else:
+                line.append_text(text)
+                if i < len(row) - 1:
+                    line.append(pad)
+            if i < len(row) - 1:
+                line.append("  ")
+        console.print(line, style="dim" if n == 0 else None, soft_wrap=True, no_wrap=True, overflow="ignore")
 
 
 def _print_kernel(k: KernelHotspots, result: Hotspots, split: bool, top: int, console: Console,
@@ -162,53 +195,53 @@ def _print_kernel(k: KernelHotspots, result: Hotspots, split: bool, top: int, co
             ranked = sorted(((r, v) for r, v in k.heat.stalls.items() if r != "none" and v), key=lambda kv: -kv[1])
             head += "; stalls: " + ", ".join(f"{STALL_REASON_LABELS.get(r, r)} {100 * v / stalled:.0f} %"
                                              for r, v in ranked[:4])
-    console.print(head, highlight=False, soft_wrap=True)
+    console.print(head, highlight=False, markup=False, soft_wrap=True)
 
     if k.loops_known and k.loops:
-        table = Table(title="Hot loops (a line counts for its innermost loop)", title_justify="left", box=box.SIMPLE_HEAD)
-        for col in ["loop", "lines", "depth", "share", unit] + (["stalled", "top stall", "stalls"] if split else ["mix"]):
-            table.add_column(col, justify="left" if col in ("loop", "lines", "top stall", "stalls", "mix") else "right",
-                             no_wrap=True)
-        for loop in [l for l in k.loops if l.samples > 0][:top]:
-            cells = [loop.id, f"{loop.line}-{loop.end_line}", str(loop.depth), _pct(loop.share), f"{loop.samples:,.0f}"]
+        hot = [l for l in k.loops if l.samples > 0][:top]
+        header = ["share", unit] + (["stalled", "stalls", "top stall"] if split else ["mix"]) + ["lines", "loop"]
+        rows = []
+        for loop in hot:
+            row = [_pct(loop.share), f"{loop.samples:,.0f}"]
             if split:
-                stalled = _pct(loop.stalled / loop.samples) if loop.samples else "-"
-                cells += [stalled, STALL_REASON_LABELS.get(loop.top_stall or "", "-"), stall_bar(loop, result.stall_reasons)]
+                row += [_pct(loop.stalled / loop.samples) if loop.samples else "-", stall_bar(loop, result.stall_reasons),
+                        STALL_REASON_LABELS.get(loop.top_stall or "", "-")]
             else:
-                cells += [_mix_text(loop.mix, loop.samples)]
-            table.add_row(*cells)
-        console.print(table)
+                row += [_mix_text(loop.mix, loop.samples)]
+            rows.append(row + [f"{loop.line}-{loop.end_line}", loop.id])
+        if rows:
+            print_table(console, "hot loops (a line counts for its innermost loop)", header, rows, right={0, 1, 2} if split else {0, 1},
+                        last_width=max(60, console.width))
         cold = [l for l in k.loops if l.samples <= 0]
         if cold:
             console.print(f"  loops with no {unit}: {', '.join(l.id for l in cold[:8])}"
-                          f"{' ...' if len(cold) > 8 else ''}", highlight=False, soft_wrap=True)
+                          f"{' ...' if len(cold) > 8 else ''}", highlight=False, markup=False, soft_wrap=True)
         if k.outside_loops:
             console.print(f"  outside every loop: {k.outside_loops:,.0f} {unit} ({_pct(k.outside_loops / k.heat.samples)})",
-                          highlight=False)
+                          highlight=False, markup=False)
     elif not k.loops_known:
         console.print("  loops: unknown (no source file of this kernel was found or parsed; see --source, --cflags)",
-                      highlight=False, soft_wrap=True)
+                      highlight=False, markup=False, soft_wrap=True)
 
     if k.lines:
-        table = Table(title="Hot lines", title_justify="left", box=box.SIMPLE_HEAD)
-        cols = ["line", "share", unit, "loop"] + (["stalls"] if split else []) + ["mix", "source"]
-        for col in cols:
-            table.add_column(col, justify="right" if col in ("share", unit) else "left", no_wrap=True,
-                             overflow="ellipsis")
+        header = ["line", "share", unit, "loop"] + (["stalls"] if split else []) + ["mix", "source"]
+        rows = []
         for line in k.lines[:top]:
-            cells = [f"{Path(line.file).name}:{line.line}", _pct(line.share), f"{line.samples:,.0f}", _short_loop(line.loop)]
+            row = [f"{Path(line.file).name}:{line.line}", _pct(line.share), f"{line.samples:,.0f}", _short_loop(line.loop)]
             if split:
-                cells.append(stall_bar(line, result.stall_reasons))
-            cells += [_mix_text(line.mix, line.samples), _source_line(cache, line.file, line.line)]
-            table.add_row(*cells)
-        console.print(table)
+                row.append(stall_bar(line, result.stall_reasons))
+            row += [_mix_text(line.mix, line.samples), _source_line(cache, line.file, line.line, width=200)]
+            rows.append(row)
+        print_table(console, "hot lines", header, rows, right={1, 2})
     _print_unmapped(k, unit, console)
     if k.findings:
         console.print("  findings:", highlight=False)
         for f in k.findings:
             where = "kernel" if f.scope == "kernel" else f"loop {f.where}"
-            console.print(f"  - {where}: [bold]{f.title}[/] ({f.evidence}); unrolling {f.unrolling}. {f.advice}",
-                          highlight=False, soft_wrap=True)
+            text = Text(f"  - {where}: ")
+            text.append(f.title, style="bold")
+            text.append(f" ({f.evidence}); unrolling {f.unrolling}. {f.advice}")
+            console.print(text, soft_wrap=True)
 
 
 def _print_unmapped(k: KernelHotspots, unit: str, console: Console) -> None:
@@ -217,17 +250,18 @@ def _print_unmapped(k: KernelHotspots, unit: str, console: Console) -> None:
         names = ", ".join(f"{Path(p).name} {v:,.0f}" for p, v in list(k.system.items())[:5])
         console.print(f"  system headers: {total:,.0f} {unit} ({_pct(total / k.heat.samples)}): {names}"
                       + ("; counted toward the loops they are inlined into" if any(l.inlined for l in k.loops) else ""),
-                      highlight=False, soft_wrap=True)
+                      highlight=False, markup=False, soft_wrap=True)
     if k.unmapped:
         files: dict[str, float] = {}
         for line in k.unmapped:
             files[line.profile_file] = files.get(line.profile_file, 0.0) + line.samples
         listed = "; ".join(f"{p} ({v:,.0f} {unit}, {sum(1 for l in k.unmapped if l.profile_file == p)} lines)"
                            for p, v in sorted(files.items(), key=lambda kv: -kv[1]))
-        console.print(f"  not mapped to a file here (pass --source DIR): {listed}", highlight=False, soft_wrap=True)
+        console.print(f"  not mapped to a file here (pass --source DIR): {listed}", highlight=False, markup=False,
+                      soft_wrap=True)
     if k.no_line:
         console.print(f"  no source line: {k.no_line:,.0f} {unit} ({_pct(k.no_line / k.heat.samples)}; build with -g "
-                      f"for line information)", highlight=False, soft_wrap=True)
+                      f"for line information)", highlight=False, markup=False, soft_wrap=True)
 
 
 def hot_lines_html(k: KernelHotspots, context: int = 2, limit: int = 12) -> list[dict]:

@@ -162,16 +162,45 @@ def source_hotspots(profile, *, source: Path | None = None, cflags: str = "", ke
     bodies: dict[str, tuple[str, int, int]] = {}
     kernel_sources: dict[str, str] = {}
     for name in profile.kernels():
+        found = None
         for analysis in analyses:
             kernel = match_kernel(name, analysis) or match_kernel(profile.metadata.get("mangled", {}).get(name, ""), analysis)
             if kernel is not None:
-                loops[name] = loop_spans(analysis, kernel)
-                bodies[name] = (str(Path(analysis.path).resolve()), int(kernel.line), int(kernel.end_line))
-                kernel_sources[name] = str(analysis.path)
+                found = (analysis, kernel)
                 break
+        if found is None and analyses:
+            found = _kernel_by_lines(profile, name, resolution, analyses)
+            if found is not None:
+                warnings.append(f"kernel {name}: the profile does not name it; its lines lie in kernel "
+                                f"{found[1].name} of {found[0].path}")
+        if found is not None:
+            analysis, kernel = found
+            loops[name] = loop_spans(analysis, kernel)
+            bodies[name] = (str(Path(analysis.path).resolve()), int(kernel.line), int(kernel.end_line))
+            kernel_sources[name] = str(analysis.path)
     result = analyze_hotspots(profile, mapping=resolution.mapped, system=resolution.system, loops=loops,
                               bodies=bodies, kernel_pattern=kernel_pattern, rules=rules, top_instructions=top_instructions)
     for k in result.kernels:
-        if k.kernel not in loops and analyses:
+        if k.kernel not in loops and analyses and k.lines:
             warnings.append(f"kernel {k.kernel}: not found in {', '.join(str(a.path) for a in analyses)}; its loops are unknown")
     return SourcedHotspots(result, resolution, warnings, kernel_sources)
+
+
+def _kernel_by_lines(profile, name: str, resolution: SourceResolution, analyses):
+    """(analysis, kernel) whose definition holds most of the heat of an unnamed profile kernel
+    (thread trace names dispatches, not kernels, when it has no kernel label), or None."""
+    import numpy as np
+
+    rows = np.flatnonzero(profile.kernel == name)
+    best, best_weight = None, 0.0
+    for analysis in analyses:
+        path = str(Path(analysis.path).resolve())
+        for kernel in analysis.kernels:
+            weight = 0.0
+            for r in rows:
+                mapped = resolution.mapped.get(str(profile.file[r]))
+                if mapped == path and kernel.line <= int(profile.line[r]) <= kernel.end_line:
+                    weight += float(profile.weight[r])
+            if weight > best_weight:
+                best, best_weight = (analysis, kernel), weight
+    return best

@@ -21,7 +21,7 @@
 // are written to ROCM_PERF_HOST_SAMPLES; backends/host_sampler.py turns PCs into source lines.
 //
 // Environment: ROCM_PERF_HOST_SAMPLES (output path, "%pid%" replaced; sampling is off without
-// it), ROCM_PERF_HOST_SAMPLE_HZ (samples per second per busy thread, default 2000).
+// it), ROCM_PERF_HOST_SAMPLE_HZ (samples per second per busy thread, default 1000).
 #pragma once
 
 #include <errno.h>
@@ -117,7 +117,7 @@ inline bool sampler_enabled() {
 #else
         const char* path = std::getenv("ROCM_PERF_HOST_SAMPLES");
         if (!path || !*path) return false;
-        long hz = 2000;
+        long hz = 1000;
         if (const char* v = std::getenv("ROCM_PERF_HOST_SAMPLE_HZ"); v && *v) hz = std::strtol(v, nullptr, 10);
         if (hz < 1 || hz > 100000) {
             std::fprintf(stderr, "rocm-perf host runtime: ROCM_PERF_HOST_SAMPLE_HZ=%ld out of range (1-100000); "
