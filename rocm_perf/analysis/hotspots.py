@@ -322,7 +322,9 @@ def _attribute_rows(profile, rows, classes, mapping, system, spans: list[LoopSpa
     """
     if not spans:
         return float(sum(profile.weight[r] for r in rows if str(profile.file[r]) in mapping))
-    by_address = not np.any(profile.vaddr[rows] < 0)
+    # The host sampler records real inlining chains (`context`); its addresses are CPU code,
+    # where the runtime's own code is not inlined into the user's loops.
+    by_address = profile.evidence != "host-sampler" and not np.any(profile.vaddr[rows] < 0)
     order = rows[np.argsort(profile.vaddr[rows], kind="stable")] if by_address else rows
     outside = 0.0
     current: LoopHeat | None = None

@@ -49,7 +49,7 @@ def gather_checks() -> list[Check]:
     checks += [_rocprofv3()]
     checks += [_gpu_agents()]
     checks += _libclang()
-    checks += [_cxxfilt()]
+    checks += [_cxxfilt(), _symbolizer()]
     return checks
 
 
@@ -188,6 +188,21 @@ def _cxxfilt() -> Check:
     if path is None:
         return Check("tools", "c++filt", False, "kernel names stay mangled in compile checks", INSTALL_CXXFILT)
     return Check("tools", "c++filt", True, path)
+
+
+def _symbolizer() -> Check:
+    """What turns the host sampler's program counters into source lines."""
+    from rocm_perf.backends.symbolizer import find_symbolizer
+
+    try:
+        found = find_symbolizer()
+    except RocmPerfError as e:
+        return Check("tools", "symbolizer", False, str(e), INSTALL_CXXFILT)
+    if found is None:
+        return Check("tools", "symbolizer", False, "neither llvm-symbolizer nor addr2line: the host sampler "
+                     "cannot name source lines", INSTALL_CXXFILT)
+    kind, path = found
+    return Check("tools", "symbolizer", True, f"{kind} ({path}) maps host samples to source lines")
 
 
 # ---- helpers -----------------------------------------------------------------------------------

@@ -197,20 +197,22 @@ def _print_kernel(k: KernelHotspots, result: Hotspots, split: bool, top: int, co
                                              for r, v in ranked[:4])
     console.print(head, highlight=False, markup=False, soft_wrap=True)
 
+    has_isa = any(k.heat.mix.values())
     if k.loops_known and k.loops:
         hot = [l for l in k.loops if l.samples > 0][:top]
-        header = ["share", unit] + (["stalled", "stalls", "top stall"] if split else ["mix"]) + ["lines", "loop"]
+        header = ["share", unit] + (["stalled", "stalls", "top stall"] if split else ["mix"] if has_isa else []) + ["lines", "loop"]
         rows = []
         for loop in hot:
             row = [_pct(loop.share), f"{loop.samples:,.0f}"]
             if split:
                 row += [_pct(loop.stalled / loop.samples) if loop.samples else "-", stall_bar(loop, result.stall_reasons),
                         STALL_REASON_LABELS.get(loop.top_stall or "", "-")]
-            else:
+            elif has_isa:
                 row += [_mix_text(loop.mix, loop.samples)]
             rows.append(row + [f"{loop.line}-{loop.end_line}", loop.id])
         if rows:
-            print_table(console, "hot loops (a line counts for its innermost loop)", header, rows, right={0, 1, 2} if split else {0, 1},
+            print_table(console, "hot loops (a line counts for its innermost loop; inlined code for the loop it is inlined into)",
+                    header, rows, right={0, 1, 2} if split else {0, 1},
                         last_width=max(60, console.width))
         cold = [l for l in k.loops if l.samples <= 0]
         if cold:
@@ -224,13 +226,13 @@ def _print_kernel(k: KernelHotspots, result: Hotspots, split: bool, top: int, co
                       highlight=False, markup=False, soft_wrap=True)
 
     if k.lines:
-        header = ["line", "share", unit, "loop"] + (["stalls"] if split else []) + ["mix", "source"]
+        header = ["line", "share", unit, "loop"] + (["stalls"] if split else []) + (["mix"] if has_isa else []) + ["source"]
         rows = []
         for line in k.lines[:top]:
             row = [f"{Path(line.file).name}:{line.line}", _pct(line.share), f"{line.samples:,.0f}", _short_loop(line.loop)]
             if split:
                 row.append(stall_bar(line, result.stall_reasons))
-            row += [_mix_text(line.mix, line.samples), _source_line(cache, line.file, line.line, width=200)]
+            row += ([_mix_text(line.mix, line.samples)] if has_isa else []) + [_source_line(cache, line.file, line.line, width=200)]
             rows.append(row)
         print_table(console, "hot lines", header, rows, right={1, 2})
     _print_unmapped(k, unit, console)

@@ -1,8 +1,12 @@
-// One kernel with a cheap loop (8 steps) and an expensive one (600 steps with a division):
-// a sampling profiler must put most samples on the expensive loop's lines.
+// One kernel with a cheap loop (8 steps) and an expensive one (600 steps with a division, in a
+// helper the compiler inlines): a sampling profiler must put most samples on the expensive loop.
 #include <hip/hip_runtime.h>
 #include <cmath>
 #include <cstdio>
+
+__device__ float step(float b) {
+    return b * 0.9999f + 0.5f / (1.0f + b * b);
+}
 
 __global__ void two_loops(const float* in, float* out, int n, int cheap, int expensive) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -13,7 +17,7 @@ __global__ void two_loops(const float* in, float* out, int n, int cheap, int exp
     }
     float b = a;
     for (int k = 0; k < expensive; ++k) {
-        b = b * 0.9999f + 0.5f / (1.0f + b * b);
+        b = step(b);
     }
     out[i] = a + b;
 }
