@@ -387,3 +387,80 @@ def test_host_backend_has_no_counters(tmp_path, capsys):
     assert code != 0 and err == ("rocm-perf: error: the host backend runs kernels on the CPU and has no GPU hardware "
                                  "counters: --counters needs the rocm backend (rocprofv3 on an AMD GPU)")
     assert not (tmp_path / "runs").exists()  # refused before building anything
+
+
+# ---- instruction-level evidence: PC sampling and thread trace ---------------------------------
+
+
+def _options(fake) -> list[str]:
+    (argv,) = recorded_argvs(fake)
+    return argv[: argv.index("--")]
+
+
+def test_pc_sampling_options_follow_the_documented_contract(fake_tools, tmp_path):
+    """Stochastic on gfx942 (the double's agents): cycles, a power of two, csv beside rocpd."""
+    from rocm_perf.trace.instruction_load import load_instruction_profile
+
+    fake_tools("ok")
+    result = RocmBackend(pc_sampling="auto").profile(marker_program(tmp_path), tmp_path / "out", timeout=60)
+    options = _options(fake_tools)
+    assert options[options.index("--pc-sampling-method") + 1] == "stochastic"
+    assert options[options.index("--pc-sampling-unit") + 1] == "cycles"
+    assert "--pc-sampling-beta-enabled" in options
+    formats = options[options.index("--output-format") + 1 : options.index("-d")]
+    assert formats == ["rocpd", "csv"]
+    assert len(result.databases) == 1  # the trace still comes as rocpd
+    profile = load_instruction_profile(tmp_path / "out")
+    assert profile.evidence == "pc-sampling" and profile.has_issue_split
+    # The double stalls every s_waitcnt sample on WAITCNT: count them in the documentation's file.
+    rows = (DATA / "rocprofv3-csv" / "pc_sampling_host_trap.csv").read_text().splitlines()[1:]
+    waiting = sum(1 for r in rows if '"s_waitcnt' in r)
+    waitcnt = profile.stall_reasons.index("waitcnt")
+    assert waiting == 32 and profile.stalls[:, waitcnt].sum() == waiting and profile.stalled.sum() == waiting
+    assert profile.weight.sum() == len(rows) == 79
+    # Kernel names come from the kernel trace of the same run (Dispatch_Id 1).
+    assert profile.kernels() != ["dispatch 1"]
+
+
+def test_host_trap_pc_sampling_before_mi300(fake_tools, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_ROCMINFO_ARCH", "gfx90a")
+    fake_tools("ok")
+    RocmBackend(pc_sampling="auto").profile(marker_program(tmp_path), tmp_path / "out", timeout=60)
+    options = _options(fake_tools)
+    assert options[options.index("--pc-sampling-method") + 1] == "host_trap"
+    assert options[options.index("--pc-sampling-unit") + 1] == "time"
+    assert list((tmp_path / "out").rglob("*_pc_sampling_host_trap.csv"))
+
+
+def test_the_double_rejects_pc_sampling_outside_the_contract(fake_tools, tmp_path):
+    fake = str(DOUBLES / "fake_rocprofv3")
+    app = ["--", sys.executable, "-c", "pass"]
+    bad = {
+        "without the beta flag": ["--pc-sampling-method", "host_trap", "--pc-sampling-unit", "time",
+                                  "--pc-sampling-interval", "1", "-f", "csv"],
+        "host_trap in cycles": ["--pc-sampling-beta-enabled", "--pc-sampling-method", "host_trap", "--pc-sampling-unit",
+                                "cycles", "--pc-sampling-interval", "1", "-f", "csv"],
+        "stochastic not a power of two": ["--pc-sampling-beta-enabled", "--pc-sampling-method", "stochastic",
+                                          "--pc-sampling-unit", "cycles", "--pc-sampling-interval", "1000", "-f", "csv"],
+        "rocpd only": ["--pc-sampling-beta-enabled", "--pc-sampling-method", "stochastic", "--pc-sampling-unit",
+                       "cycles", "--pc-sampling-interval", "1024", "-f", "rocpd"],
+    }
+    for why, options in bad.items():
+        done = subprocess.run([sys.executable, fake, *options, "-d", str(tmp_path), *app], capture_output=True, text=True)
+        assert done.returncode == 2 and "contract violation" in done.stderr, why
+
+
+def test_att_writes_decoded_folders_that_hotspots_reads(fake_tools, tmp_path):
+    from rocm_perf.trace.instruction_load import load_instruction_profile
+
+    fake_tools("ok")
+    RocmBackend(att=True).profile(marker_program(tmp_path), tmp_path / "out", timeout=60)
+    options = _options(fake_tools)
+    assert "--att" in options and "--kernel-trace" in options
+    profile = load_instruction_profile(tmp_path / "out")
+    assert profile.evidence == "att" and profile.weight.sum() == 214784
+
+
+def test_unknown_pc_sampling_method_is_refused():
+    with pytest.raises(RocmPerfError, match="--pc-sampling 'fast'"):
+        RocmBackend(pc_sampling="fast")
