@@ -29,6 +29,7 @@ from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, Baseline, Ledger, RoundRow, Trial
 from rocm_perf.optimize.measure import RoundResult, RoundRunner, metric_value, outputs_differ
 from rocm_perf.optimize.options import OptimizeOptions
+from rocm_perf.optimize.heat import measure_loop_heat
 from rocm_perf.optimize.plan import RankedKernel, propose
 from rocm_perf.optimize.progress import Reporter
 
@@ -313,7 +314,18 @@ class OptimizeLoop:
         self.ledger.set("top_kernels", [r.__dict__ for r in top])
         if not top:
             self.report.message("no profiled kernel maps to a kernel of the source; nothing to optimize")
+        self._measure_heat(base)
         return PROPOSE
+
+    def _measure_heat(self, base: Baseline) -> None:
+        """Loop heat from the baseline rounds' samples, when they have any (optimize/heat.py)."""
+        heat = measure_loop_heat(self.run_dir / "baseline" / "profiles", self._abs(base.source_path), self.flags,
+                                 write_to=self.run_dir / "hotspots.json")
+        self.ledger.set("loop_heat", heat)
+        if heat:
+            hottest = max(heat["loops"].items(), key=lambda kv: kv[1], default=None)
+            where = f"; hottest loop {hottest[0]} ({hottest[1]:.0%} of its kernel)" if hottest else ""
+            self.report.message(f"loop heat from {heat['samples']:,.0f} {heat['unit']} ({heat['evidence']}){where}")
 
     # ---- 3. propose ------------------------------------------------------------------------
 
@@ -340,11 +352,17 @@ class OptimizeLoop:
             original_text=original, current_text=current_path.read_text(errors="replace"),
             tried_loop_keys={t.loop_key for t in self.ledger.trials()}, only_rules=self.opt.rules,
             only_factors=self.opt.factors, resources=self._resources_by_kernel(base.resources, top),
+            heat=self.ledger.get("loop_heat"),
         )
         if not groups:
             self.ledger.set("stop_reason", "every candidate of the top kernels was tried")
             return FINAL_CHECK
         group = groups[0][: self.opt.max_trials - used]
+        if group[0].cold:
+            cold = sorted({p.loop_id for g in groups for p in g if p.cold})
+            if not self.ledger.get("cold_loops"):
+                self.report.message(f"every sampled loop was tried; {len(cold)} loop(s) without samples come last")
+            self.ledger.set("cold_loops", cold)
         with self.ledger.transaction():
             for p in group:
                 self.ledger.add_trial(generation=base.generation, loop_key=p.loop_key, kernel=p.kernel, loop_id=p.loop_id,

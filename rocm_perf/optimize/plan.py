@@ -1,7 +1,8 @@
 """Proposing candidates: which loops of which kernels, with which rules and factors, in which order.
 
 Pure functions over the source analysis (rocm_perf.source), the kernel ranking (critical-path
-shares) and the baseline's compile-check resources. A loop is named across generations of the
+shares), the baseline's compile-check resources and, when the baseline was sampled, the loops'
+measured heat (optimize/heat.py). A loop is named across generations of the
 baseline by its line in the ORIGINAL source (`loop_key`), found by mapping unchanged lines back
 through the accepted edits; a loop that exists only inside an accepted edit (a remainder loop, a
 copy) is not proposed again, and a loop is tried in one generation only.
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 
 # Prior weight of an unroll factor: 4 most often pays on both CPUs and GPUs; 8 risks registers.
 _FACTOR_PRIOR = {2: 0.8, 4: 1.0, 8: 0.7, 16: 0.4}
+# A loop with less than this share of its kernel's samples is cold (heat.py uses the same).
+COLD_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,12 @@ class Proposal:
     rule: str
     factor: int
     expected_value: float
+    heat: float | None = None  # the loop's measured share of its kernel (None: not measured)
+
+    @property
+    def cold(self) -> bool:
+        """Measured, and (almost) never sampled: tried after every loop that was."""
+        return self.heat is not None and self.heat < COLD_SHARE
 
 
 def original_line_of(original: str, current: str) -> dict[int, int]:
@@ -61,19 +70,34 @@ def loop_key(kernel: str, original_line: int) -> str:
     return f"{kernel}@{original_line}"
 
 
-def expected_value(share: float, loop, factor: int, resources: dict | None) -> float:
-    """A score to order candidates: the kernel's critical-path share, more for inner loops and long
-    trips, less for factors above a known trip count and for kernels already heavy in registers."""
-    depth = getattr(loop, "depth", 0) or 0
+def depth_weight(loop) -> float:
+    """Without measurements, where the time probably is: inner loops run more often, and long
+    trips take longer than short ones."""
+    trip = getattr(loop, "trip_count", None)
+    trip_weight = 1.0 if trip is None else min(1.0, 0.25 + trip / 64.0)
+    return (1.0 + 0.5 * (getattr(loop, "depth", 0) or 0)) * trip_weight
+
+
+def heat_weight(heat: float) -> float:
+    """With measurements, where the time is: the loop's share of its kernel's samples, so that
+    critical-path share x heat is the loop's share of the program's critical path."""
+    return max(0.0, min(1.0, float(heat)))
+
+
+def expected_value(share: float, loop, factor: int, resources: dict | None, heat: float | None = None) -> float:
+    """A score to order candidates: the kernel's critical-path share times where in the kernel the
+    loop's time is (its measured `heat` when the baseline was sampled, else a guess from its
+    nesting depth and trip count), less for factors above a known trip count and for kernels
+    already heavy in registers."""
     trip = getattr(loop, "trip_count", None)
     if trip is not None and trip < factor:
         return 0.0  # unrolling past the trip count changes nothing
-    trip_weight = 1.0 if trip is None else min(1.0, 0.25 + trip / 64.0)
     register_weight = 1.0
     vgpr = (resources or {}).get("vgpr")
     if vgpr:
         register_weight = 1.0 / (1.0 + factor * vgpr / 1024.0)
-    return share * (1.0 + 0.5 * depth) * trip_weight * register_weight * _FACTOR_PRIOR.get(factor, 0.3)
+    location = depth_weight(loop) if heat is None or heat < COLD_SHARE else heat_weight(heat)
+    return share * location * register_weight * _FACTOR_PRIOR.get(factor, 0.3)
 
 
 def propose(
@@ -88,9 +112,15 @@ def propose(
     only_rules: list[str],
     only_factors: list[int],
     resources: dict[str, dict],
+    heat: dict | None = None,
 ) -> list[list[Proposal]]:
     """Candidate groups, best first: one group per loop (its rules x factors are alternatives, at
-    most one of them can be accepted), each group ordered by expected value."""
+    most one of them can be accepted), each group ordered by expected value.
+
+    `heat` (optimize/heat.py): for kernels it measured, a loop's expected value uses its measured
+    share, and loops it found cold come after every other loop (by their unmeasured guess)."""
+    measured = (heat or {}).get("kernels", {})
+    loop_heat = (heat or {}).get("loops", {})
     share_of = {r.kernel: r for r in ranking if r.kernel}
     to_original = original_line_of(original_text, current_text)
     groups: list[list[Proposal]] = []
@@ -105,6 +135,7 @@ def propose(
         key = loop_key(kernel, original_line)
         if key in tried_loop_keys:
             continue
+        measured_heat = float(loop_heat.get(key, 0.0)) if measured.get(kernel) else None
         group = []
         for rule, factors in applicable_rules(loop, rules):
             name = getattr(rule, "name", str(rule))
@@ -113,11 +144,11 @@ def propose(
             for factor in factors:
                 if only_factors and factor not in only_factors:
                     continue
-                ev = expected_value(ranked.value, loop, int(factor), resources.get(kernel))
+                ev = expected_value(ranked.value, loop, int(factor), resources.get(kernel), measured_heat)
                 if ev > 0:
-                    group.append(Proposal(key, kernel, str(loop.id), name, int(factor), ev))
+                    group.append(Proposal(key, kernel, str(loop.id), name, int(factor), ev, measured_heat))
         if group:
             group.sort(key=lambda p: (-p.expected_value, p.rule, p.factor))
             groups.append(group)
-    groups.sort(key=lambda g: (-g[0].expected_value, g[0].loop_key))
+    groups.sort(key=lambda g: (g[0].cold, -g[0].expected_value, g[0].loop_key))
     return groups

@@ -1,0 +1,85 @@
+"""Candidates ordered by measured loop heat (optimize/plan.py, optimize/heat.py).
+
+The ordering on the real source analysis of corpus kernels with given heat; the heat itself from
+real sampled rounds of a program with one cheap and one expensive loop.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rocm_perf.backends.host import HostBackend
+from rocm_perf.optimize.heat import measure_loop_heat
+from rocm_perf.optimize.plan import COLD_SHARE, RankedKernel, expected_value, loop_key, propose
+from rocm_perf.source import analyze_source, applicable_rules, load_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+REGBLOCK = ROOT / "kernels" / "matmul_regblock.cu"
+TWO_LOOPS = ROOT / "tests" / "data" / "host" / "sampler_two_loops.cu"
+
+
+def groups_for(source: Path, kernel: str, heat: dict | None) -> list[list]:
+    analysis = analyze_source(source)
+    text = source.read_text()
+    return propose(ranking=[RankedKernel("sym", kernel, 1.0, 1.0)], analysis=analysis, rules=load_rules(),
+                   applicable_rules=applicable_rules, original_text=text, current_text=text, tried_loop_keys=set(),
+                   only_rules=[], only_factors=[], resources={}, heat=heat)
+
+
+def test_heat_puts_the_measured_hottest_loop_first_and_cold_loops_last():
+    analysis = analyze_source(REGBLOCK)
+    loops = [l for l in analysis.loops if l.kernel == "matmul_micro4x4"]
+    by_line = {l.line: l for l in loops}
+    assert {35, 43} <= set(by_line)
+    without = groups_for(REGBLOCK, "matmul_micro4x4", None)
+    # Heat says: line 43's loop (the fma loop) holds 70 %, the p loop around it 25 %, the rest nothing.
+    heat = {"kernels": {"matmul_micro4x4": 1000.0},
+            "loops": {loop_key("matmul_micro4x4", 43): 0.70, loop_key("matmul_micro4x4", 35): 0.25}}
+    with_heat = groups_for(REGBLOCK, "matmul_micro4x4", heat)
+    order = [g[0].loop_id for g in with_heat]
+    assert order[0] == by_line[43].id and order[1] == by_line[35].id
+    assert all(g[0].cold for g in with_heat[2:]) and not any(g[0].cold for g in with_heat[:2])
+    assert with_heat[0][0].heat == 0.70
+    # Without heat the guess decides (the runtime-trip p loop first: its trip count is unknown).
+    guess_order = [g[0].loop_id for g in without]
+    assert guess_order[0] == by_line[35].id
+    assert sorted(order) == sorted(g[0].loop_id for g in without)  # same loops, other order: nothing skipped
+
+
+def test_heat_is_its_own_factor_of_the_expected_value():
+    analysis = analyze_source(REGBLOCK)
+    loop = next(l for l in analysis.loops if l.line == 43)
+    guess = expected_value(0.5, loop, 2, None)
+    trip_weight = min(1.0, 0.25 + loop.trip_count / 64.0)
+    assert expected_value(0.5, loop, 2, None, heat=0.4) == pytest.approx(guess / ((1 + 0.5 * loop.depth) * trip_weight) * 0.4)
+    # A cold loop keeps its guess for ordering among the cold ones; `cold` puts it last.
+    assert expected_value(0.5, loop, 2, None, heat=COLD_SHARE / 2) == pytest.approx(guess)
+
+
+def test_kernels_the_heat_did_not_measure_keep_the_guess():
+    heat = {"kernels": {"some_other_kernel": 10.0}, "loops": {}}
+    assert [[p.expected_value for p in g] for g in groups_for(REGBLOCK, "matmul_micro4x4", heat)] == \
+        [[p.expected_value for p in g] for g in groups_for(REGBLOCK, "matmul_micro4x4", None)]
+
+
+@pytest.mark.slow
+def test_heat_measured_from_sampled_rounds(tmp_path):
+    backend = HostBackend(threads=1, sample=True)
+    program = backend.build(TWO_LOOPS, tmp_path / "build")
+    for i in range(2):
+        assert backend.profile([str(program.executable)], tmp_path / "profiles" / f"round-{i}").returncode == 0
+    heat = measure_loop_heat(tmp_path / "profiles", TWO_LOOPS, [], write_to=tmp_path / "hotspots.json")
+    assert heat["evidence"] == "host-sampler" and heat["samples"] > 100
+    assert heat["loops"][loop_key("two_loops", 19)] > 0.8
+    assert heat["loops"][loop_key("two_loops", 15)] < 0.1
+    assert json.loads((tmp_path / "hotspots.json").read_text())["kernels"][0]["loops"][0]["id"] == "two_loops:two_loops:2:19"
+    groups = groups_for(TWO_LOOPS, "two_loops", heat)
+    assert groups[0][0].loop_id == "two_loops:two_loops:2:19"
+
+
+def test_no_evidence_means_no_heat(tmp_path):
+    (tmp_path / "profiles").mkdir()
+    assert measure_loop_heat(tmp_path / "profiles", TWO_LOOPS, []) is None
