@@ -310,3 +310,19 @@ def test_unmapped_lines_are_listed(tmp_path, capsys):
     assert report["sources"]["unmapped"] == [KERNEL_CPP]
     assert kernel["lines"] == [] and kernel["loops"] is None
     assert sum(l["samples"] for l in kernel["unmapped_lines"]) == sum(independent_line_sums()[0].values())
+
+
+def test_annotated_source_for_the_html_report(fixture_report):
+    from rocm_perf.report.hotspots_report import annotated_source
+    from rocm_perf.report.html import render_html
+    from rocm_perf.report.run_view import RunView
+
+    hot = annotated_source(fixture_report)
+    assert hot["kernel"].startswith("void reference_gemm<4>")
+    rows = {r["line"]: r for b in hot["blocks"] for r in b["rows"] if "line" in r}
+    assert rows[552]["share"] == pytest.approx(846 / 4690) and "temp_a[n][j1]" in rows[552]["text"]
+    assert rows[550]["share"] == 0.0  # context around a hot line
+    assert hot["loops"][0]["id"] == "reference_gemm:reference_gemm:5:551"
+    page = render_html(RunView(name="r", path=Path("/tmp"), hot_source=hot))
+    assert "Where the time goes" in page and "reference_gemm:reference_gemm:5:551" in page
+    assert "temp_a[n][j1] = (X + n*SHMBLOCK &lt; MDIM)" in page  # source text is escaped, never markup

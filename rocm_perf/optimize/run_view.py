@@ -102,6 +102,8 @@ class RunView:
     failure: str = ""  # why the run stopped early (does not build, crashed, ...)
     rooflines: list[dict] = field(default_factory=list)  # {"title", "analysis" (run-relative analysis.json)}
     roofline_images: list[dict] = field(default_factory=list)  # the report's drawings of them: {"title", "path", "src"}
+    hot_source: dict | None = None  # the hot kernel's annotated source (report/hotspots_report.py)
+    cold_loops: list[str] = field(default_factory=list)  # measured, never sampled: tried last
 
     @property
     def accepted(self) -> list[TrialView]:
@@ -219,6 +221,19 @@ def _add_rooflines(view: RunView, ledger) -> None:
         view.notes.append(f"{entry['kernel']}: no unroll candidates: {entry['reason']}")
 
 
+def _hot_source(run_dir: Path) -> dict | None:
+    """The annotated source of the run's hot kernel, from the hotspots.json the loop wrote."""
+    import json
+
+    from rocm_perf.report.hotspots_report import annotated_source
+
+    path = run_dir / "hotspots.json"
+    try:
+        return annotated_source(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def load_run(run_dir: Path) -> RunView:
     """A run directory's report record, from its ledger (the source of truth) and metadata.json.
 
@@ -281,6 +296,8 @@ def load_run(run_dir: Path) -> RunView:
         if ledger.get("compile_check_error"):
             view.notes.append("the AMD compile check failed on the baseline: candidates were checked without it")
         _add_rooflines(view, ledger)
+        view.hot_source = _hot_source(run_dir)
+        view.cold_loops = list(ledger.get("cold_loops") or [])
         return view
     finally:
         ledger.close()
