@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rocm_perf.backends.host import HostBackend
-from rocm_perf.optimize.heat import measure_loop_heat
+from rocm_perf.optimize.heat import HeatRounds, measure_loop_heat
 from rocm_perf.optimize.plan import COLD_SHARE, RankedKernel, expected_value, loop_key, propose
 from rocm_perf.source import analyze_source, applicable_rules, load_rules
 
@@ -66,12 +66,14 @@ def test_kernels_the_heat_did_not_measure_keep_the_guess():
 
 
 @pytest.mark.slow
-def test_heat_measured_from_sampled_rounds(tmp_path):
-    backend = HostBackend(threads=1, sample=True)
-    program = backend.build(TWO_LOOPS, tmp_path / "build")
-    for i in range(2):
-        assert backend.profile([str(program.executable)], tmp_path / "profiles" / f"round-{i}").returncode == 0
-    heat = measure_loop_heat(tmp_path / "profiles", TWO_LOOPS, [], write_to=tmp_path / "hotspots.json")
+def test_heat_rounds_sample_an_untimed_build(tmp_path):
+    """HeatRounds: the timed backend stays unsampled; a -g twin of it samples two runs."""
+    timed = HostBackend(threads=1)
+    assert not timed.sample and timed.evidence_backend().sample
+    probe = HeatRounds(timed, program_args=[], run_template=None, timeout_s=300, cwd=tmp_path)
+    heat, why = probe(TWO_LOOPS, tmp_path / "profiles", [], build_timeout_s=300, write_to=tmp_path / "hotspots.json")
+    assert why == ""
+    assert len(list((tmp_path / "profiles").glob("round-*/host_samples_*.json"))) == 2
     assert heat["evidence"] == "host-sampler" and heat["samples"] > 100
     assert heat["loops"][loop_key("two_loops", 19)] > 0.8
     assert heat["loops"][loop_key("two_loops", 15)] < 0.1

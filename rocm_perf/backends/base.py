@@ -82,3 +82,9 @@ class Backend(ABC):
     def no_counters_message(self) -> str:
         """Why this backend cannot collect hardware counters (one line)."""
         return f"the {self.name} backend has no hardware counters: --counters needs the rocm backend (rocprofv3 on an AMD GPU)"
+
+    def evidence_backend(self) -> "Backend | None":
+        """A backend like this one whose builds and runs also record where in the kernels the time
+        goes (program-counter samples), for a few rounds that locate time rather than measure it;
+        None when this backend cannot (or must not by default) record it."""
+        return None

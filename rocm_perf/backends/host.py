@@ -29,7 +29,11 @@ DEFAULT_FLAGS = ["-std=c++17", "-O2"]
 # (tests/bench/bench_sampler.py).
 DEFAULT_SAMPLE_HZ = 1000
 # Whether profiled runs sample unless told otherwise: only if the measured overhead is under 3 %.
+# It is not (tests/bench/bench_sampler.py: about 1 % per 1000 samples/s on a quiet machine, 2-9 %
+# on a busy one, where signals are costlier), so timed runs are never sampled; the optimizer
+# samples separate, untimed rounds instead (evidence_backend).
 SAMPLE_BY_DEFAULT = False
+HEAT_SAMPLE_HZ = 4000
 # -rdynamic exports the kernels' symbols so that the runtime reads their mangled names (dladdr).
 LINK_FLAGS = ["-rdynamic", "-lpthread", "-ldl"]
 
@@ -90,6 +94,19 @@ class HostBackend(Backend):
         if sample_hz < 1 or sample_hz > 100000:
             raise RocmPerfError(f"host sampling rate must be 1-100000 samples/s, got {sample_hz}")
         self.sample_hz = int(sample_hz)
+
+    def evidence_backend(self) -> "HostBackend | None":
+        """The same backend with the sampler on (a -g build) at HEAT_SAMPLE_HZ: those rounds are not
+        timed, so a higher rate costs nothing; None when no symbolizer is installed."""
+        from rocm_perf.backends.symbolizer import find_symbolizer
+
+        try:
+            if find_symbolizer() is None:
+                return None
+        except RocmPerfError:
+            return None
+        return HostBackend(self.threads, serial=self.serial, compiler=self.compiler, sample=True,
+                           sample_hz=HEAT_SAMPLE_HZ)
 
     def available(self) -> tuple[bool, str]:
         if shutil.which(self.compiler) is None:

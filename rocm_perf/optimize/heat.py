@@ -60,3 +60,55 @@ def measure_loop_heat(profiles: Path, source: Path, flags: list[str], *, write_t
         data["sources"] = {"mapped": [{"recorded": r, "file": f} for r, f in sorted(sourced.resolution.mapped.items())]}
         write_atomic(Path(write_to), json.dumps(data, indent=2) + "\n")
     return heat
+
+
+# Untimed sampled runs of the baseline: enough samples for shares, little time.
+HEAT_ROUNDS = 2
+
+
+class HeatRounds:
+    """Where the baseline's time goes, measured apart from the timed rounds: a build of the
+    baseline by the backend's evidence twin (backends: `evidence_backend`, e.g. the host sampler's
+    -g build) and HEAT_ROUNDS runs of it with the same arguments as the timed rounds. The timed
+    rounds stay unsampled, so sampling never touches what the acceptance test compares."""
+
+    def __init__(self, backend, *, program_args: list[str], run_template: str | None, timeout_s: float,
+                 cwd: Path, rounds: int = HEAT_ROUNDS):
+        self.backend = backend
+        self.program_args = list(program_args)
+        self.run_template = run_template
+        self.timeout_s = timeout_s
+        self.cwd = cwd
+        self.rounds = rounds
+
+    @classmethod
+    def like(cls, runner) -> "HeatRounds | None":
+        """Heat rounds run the way `runner` (a measure.ProfiledRounds) runs rounds; None for others."""
+        from rocm_perf.optimize.measure import ProfiledRounds
+
+        if not isinstance(runner, ProfiledRounds):
+            return None
+        return cls(runner.backend, program_args=runner.program_args, run_template=runner.run_template,
+                   timeout_s=runner.timeout_s, cwd=runner.cwd)
+
+    def __call__(self, source: Path, out_dir: Path, flags: list[str], *, build_timeout_s: float,
+                 write_to: Path | None = None) -> tuple[dict | None, str]:
+        """(heat or None, what happened: one line for the run's report)."""
+        from rocm_perf.optimize.measure import program_argv
+
+        evidence = self.backend.evidence_backend()
+        if evidence is None:
+            return None, f"no loop heat: the {self.backend.name} backend records no samples by default here"
+        try:
+            program = evidence.build(Path(source), Path(out_dir) / "build", flags, timeout=build_timeout_s)
+            for i in range(self.rounds):
+                result = evidence.profile(program_argv(program.executable, self.program_args, self.run_template),
+                                          Path(out_dir) / f"round-{i}", timeout=self.timeout_s, cwd=self.cwd)
+                if result.returncode != 0 or result.timed_out:
+                    return None, f"no loop heat: the sampled baseline run failed (exit {result.returncode})"
+        except RocmPerfError as e:
+            return None, f"no loop heat: {str(e).splitlines()[0]}"
+        heat = measure_loop_heat(Path(out_dir), Path(source), flags, write_to=write_to)
+        if heat is None:
+            return None, "no loop heat: the sampled rounds left no samples in the source's kernels"
+        return heat, ""

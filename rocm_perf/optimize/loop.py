@@ -29,7 +29,7 @@ from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, Baseline, Ledger, RoundRow, Trial
 from rocm_perf.optimize.measure import RoundResult, RoundRunner, metric_value, outputs_differ
 from rocm_perf.optimize.options import OptimizeOptions
-from rocm_perf.optimize.heat import measure_loop_heat
+from rocm_perf.optimize.heat import HeatRounds
 from rocm_perf.optimize.plan import RankedKernel, propose
 from rocm_perf.optimize.progress import Reporter
 
@@ -83,6 +83,7 @@ class Services:
     clock: Callable[[], float] = time.monotonic
     # Writes the finished run's report.html (the report layer's; the CLI hands it in). None: no page.
     write_report: Callable[[Path], None] | None = None
+    heat: Callable | None = None  # heat.HeatRounds-like; None: derived from `runner` when it profiles for real
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -318,10 +319,20 @@ class OptimizeLoop:
         return PROPOSE
 
     def _measure_heat(self, base: Baseline) -> None:
-        """Loop heat from the baseline rounds' samples, when they have any (optimize/heat.py)."""
-        heat = measure_loop_heat(self.run_dir / "baseline" / "profiles", self._abs(base.source_path), self.flags,
-                                 write_to=self.run_dir / "hotspots.json")
-        self.ledger.set("loop_heat", heat)
+        """Loop heat from untimed sampled rounds of the baseline (optimize/heat.py), when the backend
+        can sample; the ledger records it (or why there is none) and the candidates' order uses it."""
+        probe = self.svc.heat if self.svc.heat is not None else HeatRounds.like(self.svc.runner)
+        if probe is None:
+            self.ledger.set("loop_heat", None)
+            return
+        self.report.stage(RANK, "sampling the baseline for loop heat")
+        heat, why = probe(self._abs(base.source_path), self.run_dir / "baseline" / "heat", self.flags,
+                          build_timeout_s=self.opt.build_timeout_s, write_to=self.run_dir / "hotspots.json")
+        with self.ledger.transaction():
+            self.ledger.set("loop_heat", heat)
+            self.ledger.set("loop_heat_note", why)
+        if why:
+            self.report.message(why)
         if heat:
             hottest = max(heat["loops"].items(), key=lambda kv: kv[1], default=None)
             where = f"; hottest loop {hottest[0]} ({hottest[1]:.0%} of its kernel)" if hottest else ""

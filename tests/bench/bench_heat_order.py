@@ -1,8 +1,8 @@
 """Benchmark: the optimizer's candidate order with and without measured loop heat (prints tables).
 
-For each program the loop's own machinery runs the baseline with the host sampler on (build,
-reference round, A/A rounds: the samples of those rounds are the heat), ranks kernels by
-critical-path share, then proposes candidates twice: as without sampling (the nesting-depth
+For each program the loop's own machinery runs the baseline (build, reference round, A/A rounds,
+all unsampled), ranks kernels by critical-path share and measures the loop heat in its untimed
+sampled rounds (optimize/heat.py HeatRounds), then proposes candidates twice: as without sampling (the nesting-depth
 guess) and with the measured heat. Printed: the first candidates of each order, each loop's
 measured share, and where the loop an exhaustive search found best stands in each order.
 
@@ -38,7 +38,7 @@ KNOWN_BEST = {"matmul_regblock": ("matmul_micro4x4:matmul_micro4x4:", 43, "unrol
 
 
 def baseline_loop(source: Path, out: Path) -> tuple[OptimizeLoop, Services]:
-    backend = HostBackend(sample=True)
+    backend = HostBackend()
     opt = OptimizeOptions(source=source, out=out, backend="host", compile_check="off", quiet=True, aa_rounds=4)
     run_dir, ledger = create_run(opt, backend.name, backend.describe(), ["bench_heat_order"])
     runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=opt.timeout_s, cwd=ROOT,
@@ -47,7 +47,7 @@ def baseline_loop(source: Path, out: Path) -> tuple[OptimizeLoop, Services]:
     loop = OptimizeLoop(run_dir, ledger, opt, services)
     loop.baseline()
     loop.noise_floor()
-    loop.rank()  # measures the heat from the baseline rounds' samples
+    loop.rank()  # ranks kernels, then samples the baseline in untimed rounds for the loop heat
     return loop, services
 
 
