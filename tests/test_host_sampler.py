@@ -15,7 +15,8 @@ import pytest
 
 from rocm_perf.backends.host import HostBackend
 from rocm_perf.backends.host_sampler import read_raw_samples, symbolize_samples
-from rocm_perf.backends.symbolizer import _parse_addr2line, find_symbolizer
+from conftest import IN_CI
+from rocm_perf.backends.symbolizer import _parse_addr2line, versioned_programs, find_symbolizer
 from rocm_perf.cli import main
 from rocm_perf.source.profile_sources import source_hotspots
 from rocm_perf.trace.host_samples_read import host_sample_files
@@ -71,15 +72,19 @@ def test_raw_samples_carry_load_addresses(sampled_round):
 
 
 def test_addr2line_gives_the_same_lines_as_llvm_symbolizer(sampled_round, tmp_path, monkeypatch):
-    if shutil.which("llvm-symbolizer") is None or shutil.which("addr2line") is None:
+    llvm = shutil.which("llvm-symbolizer") or next(iter(versioned_programs("llvm-symbolizer")), None)
+    if llvm is None or shutil.which("addr2line") is None:
+        # CI installs hipcc, whose llvm brings llvm-symbolizer; binutils comes with g++.
+        if IN_CI:
+            pytest.fail("CI must have both llvm-symbolizer (llvm, via hipcc) and addr2line (binutils)")
         pytest.skip("needs both llvm-symbolizer and addr2line")
     round_dir, executable = sampled_round
     (raw,) = sorted(round_dir.glob("host_samples_raw_*.jsonl"))
     from rocm_perf.backends.host import prepass_aliases
 
     by_tool = {}
-    for tool in ("llvm-symbolizer", "addr2line"):
-        monkeypatch.setenv("ROCM_PERF_SYMBOLIZER", tool)
+    for tool, path in (("llvm-symbolizer", llvm), ("addr2line", "addr2line")):
+        monkeypatch.setenv("ROCM_PERF_SYMBOLIZER", path)
         out = symbolize_samples(raw, tmp_path / f"{tool}.json", executable=executable, aliases=prepass_aliases(executable))
         rows = json.loads(out.read_text())["rows"]
         assert json.loads(out.read_text())["symbolizer"] == tool

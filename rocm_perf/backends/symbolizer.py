@@ -29,7 +29,8 @@ class Frame:
     line: int  # 0 when unknown
 
 
-def _versioned(name: str) -> list[str]:
+def versioned_programs(name: str) -> list[str]:
+    """`name-NN` on PATH and /usr/lib/llvm-*/bin/name, newest version first."""
     found = []
     for directory in os.environ.get("PATH", "").split(os.pathsep):
         found += glob.glob(os.path.join(directory, f"{name}-[0-9]*"))
@@ -46,7 +47,7 @@ def find_symbolizer() -> tuple[str, str] | None:
         if path is None:
             raise RocmPerfError(f"ROCM_PERF_SYMBOLIZER={forced}: no such program")
         return ("addr2line" if "addr2line" in Path(path).name else "llvm-symbolizer"), path
-    llvm = shutil.which("llvm-symbolizer") or next(iter(_versioned("llvm-symbolizer")), None)
+    llvm = shutil.which("llvm-symbolizer") or next(iter(versioned_programs("llvm-symbolizer")), None)
     if llvm:
         return "llvm-symbolizer", llvm
     addr2line = shutil.which("addr2line")
