@@ -67,7 +67,7 @@ def test_raw_samples_carry_load_addresses(sampled_round):
     assert data["meta"]["hz"] == 1000 and data["meta"]["dropped"] == 0
     main_object = next(o for o in data["objects"] if Path(o["path"]).resolve() == executable.resolve())
     assert main_object["base"] > 0  # a PIE: addresses in the file are PC - base
-    assert sum(c for _, _, c in data["pcs"]) == data["meta"]["samples"]
+    assert sum(c for _, _, c, _ in data["pcs"]) == data["meta"]["samples"]
     assert data["kernels"][0][0] == "_Z9two_loopsPKfPfiii"
 
 
@@ -152,3 +152,21 @@ def test_sample_option_belongs_to_the_host_backend(capsys):
     assert "--sample is the host backend's sampler" in err and len(err.strip().splitlines()) == 1
     assert main(["profile", str(PROGRAM), "--backend", "host", "--pc-sampling"]) == 2
     assert "--pc-sampling needs the rocm backend" in capsys.readouterr().err
+
+
+def test_time_in_a_library_call_counts_for_the_calling_line(tmp_path):
+    """expf runs in libm: its samples are counted at the call (line 12) and in the loop around it."""
+    backend = HostBackend(threads=1, sample=True)
+    program = backend.build(DATA / "sampler_library_call.cu", tmp_path / "build")
+    result = backend.profile([str(program.executable)], tmp_path / "round")
+    assert result.returncode == 0, result.stderr
+    (raw,) = sorted((tmp_path / "round").glob("host_samples_raw_*.jsonl"))
+    via_call = sum(c for _, _, c, via in read_raw_samples(raw)["pcs"] if via)
+    assert via_call > 0
+    (symbolized,) = host_sample_files(tmp_path / "round")
+    rows = json.loads(symbolized.read_text())["rows"]
+    called = [r for r in rows if r["library_call"]]
+    assert {r["line"] for r in called} == {12} and sum(r["samples"] for r in called) == via_call
+    result = source_hotspots(load_instruction_profile(tmp_path / "round"), source=DATA / "sampler_library_call.cu").result
+    (loop,) = result.kernels[0].loops
+    assert loop.id == "soft_sum:soft_sum:1:11" and loop.share > 0.8

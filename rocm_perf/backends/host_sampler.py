@@ -2,7 +2,8 @@
 
 The runtime writes, at exit, JSON lines: `meta` (rate, samples, dropped), `kernel` (the tracer's
 kernels by index), `object` (each loaded object's load address and executable segments, from
-dl_iterate_phdr) and `pc` (kernel index, program counter, count). Here each PC is found in its
+dl_iterate_phdr) and `pc` (kernel index, program counter, count, and `via_call` when the PC is
+the return address of a library function the program called). Here each PC is found in its
 object's segments, made a file address (PC minus the load address: executables are PIE),
 symbolized with its inlining chain (backends/symbolizer.py), and written as
 `host_samples_<pid>.json` (trace/host_samples_read.py reads it).
@@ -11,7 +12,9 @@ A row's line is the innermost frame of the chain that lies in the user's code; t
 outside it (the kernel line a helper was inlined into) go to `context` so that a helper's line
 still counts for the kernel loop around the call. A chain entirely in system code (the runtime,
 the C++ library, libm) keeps its innermost frame and is marked `system`. PCs in other shared
-objects are not symbolized: they name their object.
+objects are not symbolized: they name their object. A `via_call` sample is symbolized at its
+call instruction (return address - 1) and marked `library_call`: time in `fmaf` counts for the
+line (and loop) that called it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ def read_raw_samples(path: Path) -> dict:
     meta: dict = {}
     kernels: dict[int, tuple[str, str]] = {}
     objects: list[dict] = []
-    pcs: list[tuple[int, int, int]] = []
+    pcs: list[tuple[int, int, int, bool]] = []
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as e:
@@ -50,7 +53,7 @@ def read_raw_samples(path: Path) -> dict:
                 objects.append({"path": str(r["path"]), "base": int(r["base"]),
                                 "segments": [(int(a), int(b)) for a, b in r["segments"]]})
             elif kind == "pc":
-                pcs.append((int(r["kernel"]), int(r["pc"]), int(r["count"])))
+                pcs.append((int(r["kernel"]), int(r["pc"]), int(r["count"]), bool(r.get("via_call", False))))
         except (ValueError, KeyError, TypeError) as e:
             raise RocmPerfError(f"{path}: line {n} is not a sample record ({e})") from None
     return {"meta": meta, "kernels": kernels, "objects": objects, "pcs": pcs}
@@ -82,21 +85,22 @@ def symbolize_samples(raw_path: Path, out_path: Path, *, executable: Path, alias
     runtime = str(runtime_dir or Path(__file__).resolve().parent / "host_runtime")
     exe = Path(executable).resolve()
     main_object = next((o for o in raw["objects"] if Path(o["path"]).resolve() == exe), None)
-    offsets: dict[int, int] = {}
-    for _, pc, _ in raw["pcs"]:
+    offsets: dict[tuple[int, bool], int] = {}
+    for _, pc, _, via_call in raw["pcs"]:
         obj = _object_of(raw["objects"], pc)
         if obj is main_object and obj is not None:
-            offsets[pc] = pc - obj["base"]
+            # A return address points after its call: the call's own line is one byte before.
+            offsets[(pc, via_call)] = pc - obj["base"] - (1 if via_call else 0)
     tool, chains = symbolize(exe, list(offsets.values()), timeout=timeout) if offsets else ("", {})
     merged: dict[tuple, dict] = {}
-    for kernel_index, pc, count in raw["pcs"]:
+    for kernel_index, pc, count, via_call in raw["pcs"]:
         mangled, demangled = raw["kernels"].get(kernel_index, ("", "(unnamed kernel)"))
         obj = _object_of(raw["objects"], pc)
         row = {"kernel": demangled or mangled, "mangled": mangled, "object": obj["path"] if obj else "?",
                "offset": pc - obj["base"] if obj else pc, "function": "", "file": "", "line": 0, "context": [],
-               "system": True, "samples": count}
-        if pc in offsets:
-            chain = [Frame(f.function, aliases.get(f.file, f.file), f.line) for f in chains.get(offsets[pc], [])]
+               "system": True, "samples": count, "library_call": via_call}
+        if (pc, via_call) in offsets:
+            chain = [Frame(f.function, aliases.get(f.file, f.file), f.line) for f in chains.get(offsets[(pc, via_call)], [])]
             user = _user_frame_index(chain, runtime)
             if user is not None:
                 frame = chain[user]
@@ -107,7 +111,8 @@ def symbolize_samples(raw_path: Path, out_path: Path, *, executable: Path, alias
                 row.update(function=chain[0].function, file=chain[0].file, line=chain[0].line)
         elif obj is not None:
             row.update(file=obj["path"])
-        key = (row["kernel"], row["object"], row["file"], row["line"], row["function"], tuple(map(tuple, row["context"])))
+        key = (row["kernel"], row["object"], row["file"], row["line"], row["function"], via_call,
+               tuple(map(tuple, row["context"])))
         if key in merged:
             merged[key]["samples"] += count
         else:

@@ -262,8 +262,9 @@ def _print_unmapped(k: KernelHotspots, unit: str, console: Console) -> None:
         console.print(f"  not mapped to a file here (pass --source DIR): {listed}", highlight=False, markup=False,
                       soft_wrap=True)
     if k.no_line:
-        console.print(f"  no source line: {k.no_line:,.0f} {unit} ({_pct(k.no_line / k.heat.samples)}; build with -g "
-                      f"for line information)", highlight=False, markup=False, soft_wrap=True)
+        console.print(f"  no source line: {k.no_line:,.0f} {unit} ({_pct(k.no_line / k.heat.samples)}: code without line "
+                      f"information, such as a build without -g or library code)", highlight=False, markup=False,
+                      soft_wrap=True)
 
 
 def annotated_source(hotspots: dict, context: int = 2, limit: int = 12) -> dict | None:

@@ -17,6 +17,10 @@
 // unwinding, so the fiber stacks of __syncthreads() need no special care: a fiber's PC is as
 // good as any), reads a thread_local kernel index, and counts (kernel, pc) in a fixed open-
 // addressed table with atomic compare-and-swap; a full table counts the sample as dropped.
+// A PC outside the program (in libm's fmaf, say: a kernel's math calls are library calls on the
+// CPU) is replaced by its caller when that is one step away: the return address in the link
+// register (aarch64) or on top of the stack (x86-64: a leaf library function has pushed nothing
+// else) when it lies in the program's code. Such samples are flagged "via call".
 // At exit the table, the kernels' names and the executable mappings (for PIE load addresses)
 // are written to ROCM_PERF_HOST_SAMPLES; backends/host_sampler.py turns PCs into source lines.
 //
@@ -54,12 +58,15 @@ struct SampleSlot {
 
 constexpr unsigned kSampleSlotBits = 16;  // 65536 distinct (kernel, pc) pairs: far more than a program has
 constexpr std::uint64_t kPcMask = (std::uint64_t(1) << 48) - 1;
+constexpr std::uint64_t kViaCall = std::uint64_t(1) << 63;  // key flag: the PC is the caller of a library function
 
 inline SampleSlot sample_slots[std::size_t(1) << kSampleSlotBits];  // zero-initialized, committed on use
 inline std::atomic<std::uint64_t> samples_taken{0};
 inline std::atomic<std::uint64_t> samples_dropped{0};
 inline std::atomic<bool> sampler_on{false};
 inline long sampler_interval_ns = 0;
+inline std::uintptr_t program_text_begin = 0;  // the executable's code, for telling library PCs apart
+inline std::uintptr_t program_text_end = 0;
 
 inline thread_local int sampler_kernel = -2;  // -2: not in a launch; -1: a kernel the tracer did not name
 inline thread_local bool sampler_timer_made = false;
@@ -78,12 +85,29 @@ inline std::uintptr_t interrupted_pc(void* context) {
 #endif
 }
 
-inline void record_sample(int kernel, std::uintptr_t pc) {
-    if (pc == 0 || (pc & ~kPcMask) != 0 || kernel < -1 || kernel > 0xfffd) {
+inline bool in_program(std::uintptr_t pc) { return pc >= program_text_begin && pc < program_text_end; }
+
+// The caller of a library function one call deep, or 0 (see the top of this file).
+inline std::uintptr_t library_caller(void* context) {
+    auto* uc = static_cast<ucontext_t*>(context);
+#if defined(__x86_64__)
+    const auto* sp = reinterpret_cast<const std::uintptr_t*>(uc->uc_mcontext.gregs[REG_RSP]);
+    const std::uintptr_t ret = sp ? *sp : 0;
+#elif defined(__aarch64__)
+    const std::uintptr_t ret = static_cast<std::uintptr_t>(uc->uc_mcontext.regs[30]);
+#else
+    const std::uintptr_t ret = 0;
+    (void)uc;
+#endif
+    return in_program(ret) ? ret : 0;
+}
+
+inline void record_sample(int kernel, std::uintptr_t pc, bool via_call = false) {
+    if (pc == 0 || (pc & ~kPcMask) != 0 || kernel < -1 || kernel > 0x7ffd) {
         samples_dropped.fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    const std::uint64_t key = (std::uint64_t(kernel + 2) << 48) | pc;
+    const std::uint64_t key = (std::uint64_t(kernel + 2) << 48) | pc | (via_call ? kViaCall : 0);
     std::uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> (64 - kSampleSlotBits);
     for (unsigned probe = 0; probe < 128; ++probe) {
         SampleSlot& slot = sample_slots[(h + probe) & ((std::uint64_t(1) << kSampleSlotBits) - 1)];
@@ -105,8 +129,25 @@ inline void record_sample(int kernel, std::uintptr_t pc) {
 extern "C" inline void rocm_perf_sample_signal(int, siginfo_t*, void* context) {
     const int saved_errno = errno;
     const int kernel = sampler_kernel;
-    if (kernel != -2) record_sample(kernel, interrupted_pc(context));
+    if (kernel != -2) {
+        const std::uintptr_t pc = interrupted_pc(context);
+        const std::uintptr_t caller = in_program(pc) ? 0 : library_caller(context);
+        if (caller) record_sample(kernel, caller, true);
+        else record_sample(kernel, pc);
+    }
     errno = saved_errno;
+}
+
+// The executable's first object (dl_iterate_phdr lists it first): its executable segments.
+inline int find_program_text(dl_phdr_info* info, std::size_t, void*) {
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const auto& ph = info->dlpi_phdr[i];
+        if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+        const std::uintptr_t begin = info->dlpi_addr + ph.p_vaddr, end = begin + ph.p_memsz;
+        if (program_text_begin == 0 || begin < program_text_begin) program_text_begin = begin;
+        if (end > program_text_end) program_text_end = end;
+    }
+    return 1;  // stop after the executable
 }
 
 // Reads the environment and installs the handler, once (from a normal context).
@@ -125,6 +166,7 @@ inline bool sampler_enabled() {
             return false;
         }
         sampler_interval_ns = 1000000000L / hz;
+        dl_iterate_phdr(&find_program_text, nullptr);
         struct sigaction sa;
         std::memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = &rocm_perf_sample_signal;
@@ -257,8 +299,9 @@ inline void write_samples(const std::vector<std::pair<std::string, std::string>>
         const std::uint64_t key = slot.key.load(std::memory_order_acquire);
         const std::uint64_t count = slot.count.load(std::memory_order_relaxed);
         if (key == 0 || count == 0) continue;
-        std::fprintf(f, "{\"type\":\"pc\",\"kernel\":%d,\"pc\":%llu,\"count\":%llu}\n", int(key >> 48) - 2,
-                     static_cast<unsigned long long>(key & kPcMask), static_cast<unsigned long long>(count));
+        std::fprintf(f, "{\"type\":\"pc\",\"kernel\":%d,\"pc\":%llu,\"count\":%llu,\"via_call\":%s}\n",
+                     int((key & ~kViaCall) >> 48) - 2, static_cast<unsigned long long>(key & kPcMask),
+                     static_cast<unsigned long long>(count), (key & kViaCall) ? "true" : "false");
     }
     std::fclose(f);
     std::rename(tmp.c_str(), path.c_str());
