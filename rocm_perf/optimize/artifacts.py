@@ -50,6 +50,10 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "top_kernels": ledger.get("top_kernels", []),
         "roofline": {"baseline": ledger.get("roofline"), "final": ledger.get("roofline_final"),
                      "skipped": ledger.get("roofline_skipped", [])},
+        # Where the baseline's time was (optimize/heat.py): candidates were ordered by it.
+        "loop_heat": ledger.get("loop_heat"),
+        "loop_heat_note": ledger.get("loop_heat_note") or None,
+        "cold_loops": ledger.get("cold_loops") or [],
         "stop_reason": ledger.get("stop_reason"),
         "elapsed_s": ledger.get("elapsed_s"),
         "final_check": ledger.get("final_check"),

@@ -297,6 +297,8 @@ def load_run(run_dir: Path) -> RunView:
             view.notes.append("the AMD compile check failed on the baseline: candidates were checked without it")
         _add_rooflines(view, ledger)
         view.hot_source = _hot_source(run_dir)
+        if ledger.get("loop_heat_note"):
+            view.notes.append(f"{ledger.get('loop_heat_note')}: loops were ordered by their nesting depth")
         view.cold_loops = list(ledger.get("cold_loops") or [])
         return view
     finally:
