@@ -13,7 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from rocm_perf.analysis.hotspots import Hotspots, KernelHotspots, LineHeat, hotspots_json
+from rocm_perf.analysis.hotspots import Hotspots, KernelHotspots, hotspots_json
 from rocm_perf.analysis.instruction_mix import CLASS_LABELS
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.errors import RocmPerfError

@@ -78,7 +78,7 @@ def main() -> int:
                              100 * (float(np.median(r)) - 1), 100 * (lo - 1), 100 * (hi - 1), statistics.median(counts)))
                 print(f"  {source.stem} @ {hz}/s done", file=sys.stderr, flush=True)
     print(f"\nHost sampler overhead ({args.pairs} interleaved pairs per row, kernel time from the trace, 1 block thread)\n")
-    print(f"| program | rate /s | unsampled ms | sampled ms | overhead (median ratio) | 95 % interval | samples per kernel-second |")
+    print("| program | rate /s | unsampled ms | sampled ms | overhead (median ratio) | 95 % interval | samples per kernel-second |")
     print("|---|---:|---:|---:|---:|---|---:|")
     for name, hz, u, s, over, lo, hi, per_s in rows:
         print(f"| {name} | {hz} | {u:.1f} | {s:.1f} | {over:+.2f} % | [{lo:+.2f} %, {hi:+.2f} %] | {per_s:.0f} |")
