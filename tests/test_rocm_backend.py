@@ -464,3 +464,21 @@ def test_att_writes_decoded_folders_that_hotspots_reads(fake_tools, tmp_path):
 def test_unknown_pc_sampling_method_is_refused():
     with pytest.raises(RocmPerfError, match="--pc-sampling 'fast'"):
         RocmBackend(pc_sampling="fast")
+
+
+def test_profile_pc_sampling_prints_hot_instructions(hipcc, fake_tools, tmp_path, monkeypatch):
+    """`rocm-perf profile --backend rocm --pc-sampling`: a -g build, the sampling options, then the table."""
+    monkeypatch.setenv("FAKE_ROCMINFO_ARCH", "gfx90a")
+    done = subprocess.run(
+        [sys.executable, "-m", "rocm_perf.cli", "profile", str(DATA / "compile" / "resources.cu"), "--backend", "rocm",
+         "--pc-sampling", "--out", str(tmp_path / "runs")],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    (argv,) = recorded_argvs(fake_tools)
+    assert argv[argv.index("--pc-sampling-method") + 1] == "host_trap"  # gfx90a has no stochastic sampling
+    assert "hotspots of" in done.stdout and "79 samples" in done.stdout
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert " -g " in f" {next(run_dir.rglob('build.log')).read_text()} "
+    report = json.loads((run_dir / "hotspots.json").read_text())
+    assert report["evidence"] == "pc-sampling" and report["kernels"][0]["no_line"] == 79  # the docs' file has no -g lines
