@@ -1,6 +1,6 @@
 """Hot lines, hot loops and why they stall: an InstructionProfile summed per instruction, per
 source line, per loop and per kernel, with findings by the documented rules in
-hotspot_rules.toml.
+rules/hotspots.toml.
 
 Pure: the caller decides (looking at the disk and parsing sources) which profile paths map to
 which of the user's files, which are system headers, and which loops each kernel has
@@ -21,7 +21,7 @@ from rocm_perf.analysis.instruction_mix import CLASSES, instruction_class
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.instruction_profile import InstructionProfile
 
-RULES_FILE = Path(__file__).resolve().parent / "hotspot_rules.toml"
+RULES_FILE = Path(__file__).resolve().parent / "rules" / "hotspots.toml"
 # Where system headers live: ROCm and compiler installs, the C++ library, our host runtime.
 _SYSTEM_MARKERS = ("/opt/rocm", "/usr/include/", "/usr/lib/", "/usr/local/include/", "/include/hip/",
                    "/include/c++/", "/lib/gcc/", "/lib/llvm", "/backends/host_runtime/", "<built-in>")
@@ -148,7 +148,7 @@ class Hotspots:
 
 
 def load_rules(path: Path | None = None) -> Rules:
-    """The findings rules (hotspot_rules.toml, package data, unless `path`)."""
+    """The findings rules (rules/hotspots.toml, package data, unless `path`)."""
     path = Path(path) if path else RULES_FILE
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
