@@ -85,3 +85,33 @@ def test_heat_rounds_sample_an_untimed_build(tmp_path):
 def test_no_evidence_means_no_heat(tmp_path):
     (tmp_path / "profiles").mkdir()
     assert measure_loop_heat(tmp_path / "profiles", TWO_LOOPS, []) is None
+
+
+@pytest.mark.slow
+def test_the_loop_samples_its_baseline_and_proposes_the_hot_loop_first(tmp_path):
+    """The real loop on the host backend: timed rounds unsampled, heat from its own sampled rounds."""
+    from rocm_perf.optimize.command import create_run
+    from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools
+    from rocm_perf.optimize.measure import ProfiledRounds
+    from rocm_perf.optimize.options import OptimizeOptions
+
+    backend = HostBackend()
+    opt = OptimizeOptions(source=TWO_LOOPS, out=tmp_path / "runs", backend="host", compile_check="off", quiet=True,
+                          aa_rounds=2)
+    run_dir, ledger = create_run(opt, backend.name, backend.describe(), ["test"])
+    runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=300, cwd=tmp_path,
+                            timing_lines=opt.timing_lines, keep_profiles=lambda key: True)
+    loop = OptimizeLoop(run_dir, ledger, opt, Services(backend, runner, SourceTools.default(), None))
+    loop.baseline()
+    loop.noise_floor()
+    loop.rank()
+    assert not list((run_dir / "baseline" / "profiles").rglob("host_samples*"))  # timed rounds: no sampling
+    heat = ledger.get("loop_heat")
+    assert heat["loops"][loop_key("two_loops", 19)] > 0.8
+    assert (run_dir / "hotspots.json").is_file()
+    loop.propose()
+    first = ledger.trials()[0]
+    # Without heat the two loops tie (same depth, runtime trips) and the cheap one (line 15) would lead.
+    assert first.loop_id == "two_loops:two_loops:2:19"
+    tie = groups_for(TWO_LOOPS, "two_loops", None)
+    assert tie[0][0].loop_id == "two_loops:two_loops:1:15"

@@ -322,7 +322,9 @@ class OptimizeLoop:
         """Loop heat from untimed sampled rounds of the baseline (optimize/heat.py), when the backend
         can sample; the ledger records it (or why there is none) and the candidates' order uses it."""
         probe = self.svc.heat if self.svc.heat is not None else HeatRounds.like(self.svc.runner)
-        if probe is None:
+        top = {r["kernel"] for r in self.ledger.get("top_kernels", [])}
+        loops = [l for l in self._analysis(self._abs(base.source_path)).loops if l.kernel in top]
+        if probe is None or len(loops) < 2:  # one loop or none: there is no order to decide
             self.ledger.set("loop_heat", None)
             return
         self.report.stage(RANK, "sampling the baseline for loop heat")
