@@ -313,9 +313,9 @@ def test_unmapped_lines_are_listed(tmp_path, capsys):
 
 
 def test_annotated_source_for_the_html_report(fixture_report):
-    from rocm_perf.report.hotspots_report import annotated_source
+    from rocm_perf.optimize.run_view import RunView
     from rocm_perf.report.html import render_html
-    from rocm_perf.report.run_view import RunView
+    from rocm_perf.source.profile_sources import annotated_source
 
     hot = annotated_source(fixture_report)
     assert hot["kernel"].startswith("void reference_gemm<4>")

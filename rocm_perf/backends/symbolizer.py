@@ -16,7 +16,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocm_perf.backends import process
+from rocm_perf import process
 from rocm_perf.errors import RocmPerfError
 
 

@@ -225,7 +225,7 @@ def _hot_source(run_dir: Path) -> dict | None:
     """The annotated source of the run's hot kernel, from the hotspots.json the loop wrote."""
     import json
 
-    from rocm_perf.report.hotspots_report import annotated_source
+    from rocm_perf.source.profile_sources import annotated_source
 
     path = run_dir / "hotspots.json"
     try:

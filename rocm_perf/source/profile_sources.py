@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocm_perf.analysis.hotspots import LoopSpan, is_system_path
+from rocm_perf.trace.instruction_profile import STALL_REASON_LABELS
 from rocm_perf.errors import RocmPerfError
 
 _SOURCE_SUFFIXES = {".cu", ".hip", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cuh", ".inl"}
@@ -204,3 +205,37 @@ def _kernel_by_lines(profile, name: str, resolution: SourceResolution, analyses)
             if weight > best_weight:
                 best, best_weight = (analysis, kernel), weight
     return best
+
+
+def annotated_source(hotspots: dict, context: int = 2, limit: int = 12) -> dict | None:
+    """The hottest kernel of a hotspots.json, as the HTML report shows it: its hottest lines with
+    a few lines of context, in blocks per file: {"kernel", "unit", "samples", "loops": [...],
+    "blocks": [{"file", "rows": [{"line", "text", "share", "loop", "top_stall"} | {"gap": True}]}]}.
+    None when there is no kernel with mapped lines."""
+    kernels = [k for k in hotspots.get("kernels", []) if k.get("lines")]
+    if not kernels:
+        return None
+    kernel = max(kernels, key=lambda k: k.get("samples", 0))
+    hot = {(l["file"], l["line"]): l for l in kernel["lines"][:limit]}
+    wanted: dict[str, set[int]] = {}
+    for file, line in hot:
+        wanted.setdefault(file, set()).update(range(max(1, line - context), line + context + 1))
+    blocks = []
+    for file, numbers in sorted(wanted.items()):
+        try:
+            text = Path(file).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        rows, previous = [], None
+        for n in sorted(x for x in numbers if x <= len(text)):
+            if previous is not None and n != previous + 1:
+                rows.append({"gap": True})
+            heat = hot.get((file, n))
+            rows.append({"line": n, "text": text[n - 1], "share": heat["share"] if heat else 0.0,
+                         "loop": heat.get("loop") if heat else None,
+                         "top_stall": STALL_REASON_LABELS.get((heat or {}).get("top_stall") or "", "")})
+            previous = n
+        blocks.append({"file": file, "rows": rows})
+    loops = [{"id": l["id"], "share": l["share"]} for l in (kernel.get("loops") or []) if l.get("samples")][:5]
+    return {"kernel": kernel["kernel"], "unit": hotspots.get("unit", "samples"), "samples": kernel.get("samples", 0),
+            "evidence": hotspots.get("evidence", ""), "loops": loops, "blocks": blocks}
