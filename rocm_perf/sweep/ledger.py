@@ -7,6 +7,12 @@ most the seconds since the last heartbeat of budget accounting and nothing of th
 Target statuses: pending -> running -> done | failed (deterministic: does not build, bad
 options) | quarantined (kept failing after retries); `running` found on resume means the sweep
 was killed during that target: it is resumed (its run continues from its own ledger).
+
+Tasks (schema 2): each piece of work handed to an executor (a target's triage or its optimize
+run), recorded before it is submitted (`submitting`), then with its job id (`submitted`), when
+the worker starts (`running`, with node and device) and when it ends (`done`, `failed`,
+`stopped`, `cancelled`, with the reason and the worker's result). The executor's workers never
+write here: they write their own task and run directories, and the sweep records what it reads.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.sqlite_db import LedgerDB, Schema
+from rocm_perf.sqlite_db import LedgerDB, Migration, Schema
 
 SWEEP_DB = "sweep.db"
 
@@ -27,7 +33,7 @@ PENDING, RUNNING, DONE, FAILED, QUARANTINED = "pending", "running", "done", "fai
 FINISHED = (DONE, FAILED, QUARANTINED)
 
 # Version 1. A change to the tables appends a Migration to SCHEMA (sqlite_db.py) and edits this text.
-_TABLES = """
+_TABLES_V1 = """
 CREATE TABLE IF NOT EXISTS targets (
     id INTEGER PRIMARY KEY AUTOINCREMENT, identity TEXT NOT NULL UNIQUE, name TEXT NOT NULL UNIQUE,
     spec TEXT NOT NULL, source_sha256 TEXT NOT NULL, status TEXT NOT NULL,
@@ -42,8 +48,25 @@ CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL,
     detail TEXT NOT NULL);
 """
-SCHEMA = Schema("sweep ledger", _TABLES)
+# Version 2: the tasks an executor ran (issue 19).
+_TASKS = """
+CREATE TABLE IF NOT EXISTS tasks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, target TEXT NOT NULL, kind TEXT NOT NULL,
+    generation INTEGER NOT NULL DEFAULT 1, executor TEXT NOT NULL, batch TEXT NOT NULL DEFAULT '',
+    job_id TEXT NOT NULL DEFAULT '', state TEXT NOT NULL, node TEXT NOT NULL DEFAULT '',
+    device TEXT NOT NULL DEFAULT '', task_dir TEXT NOT NULL DEFAULT '', budget_s REAL,
+    submitted REAL, started REAL, ended REAL, reason TEXT NOT NULL DEFAULT '',
+    result TEXT NOT NULL DEFAULT '{}');
+CREATE INDEX IF NOT EXISTS tasks_by_target ON tasks (target);
+"""
+SCHEMA = Schema("sweep ledger", _TABLES_V1 + _TASKS, (Migration(2, _TASKS),))
 SCHEMA_VERSION = SCHEMA.version
+
+# Task states: recorded before submission, then queued or running, then one of the ended ones.
+SUBMITTING, SUBMITTED, STARTED = "submitting", "submitted", "running"
+TASK_DONE, TASK_FAILED, TASK_STOPPED, TASK_CANCELLED = "done", "failed", "stopped", "cancelled"
+TASK_OPEN = (SUBMITTING, SUBMITTED, STARTED)
+TRIAGE, OPTIMIZE = "triage", "optimize"
 
 
 @dataclass
@@ -67,6 +90,37 @@ class TargetRow:
     used_s: float
     generation: int
 
+
+@dataclass
+class TaskRow:
+    """One piece of work handed to an executor, as the sweep ledger records it."""
+
+    id: int
+    target: str
+    kind: str  # triage | optimize
+    generation: int
+    executor: str
+    batch: str  # the submission it was part of (a job array's name)
+    job_id: str
+    state: str
+    node: str
+    device: str
+    task_dir: str
+    budget_s: float | None
+    submitted: float | None
+    started: float | None
+    ended: float | None
+    reason: str
+    result: dict[str, Any]
+
+    @property
+    def open(self) -> bool:
+        return self.state in TASK_OPEN
+
+
+_TASK_COLUMNS = ("id, target, kind, generation, executor, batch, job_id, state, node, device, task_dir, budget_s, "
+                 "submitted, started, ended, reason, result")
+_TASK_UPDATABLE = frozenset(_TASK_COLUMNS.split(", ")) - {"id", "target", "kind", "generation", "executor"}
 
 _TARGET_COLUMNS = ("id, identity, name, spec, source_sha256, status, attempts, reason, run_dir, expected_value, "
                    "baseline_ns, final_ns, accepted, rejected, used_s, generation")
@@ -129,6 +183,45 @@ class SweepLedger(LedgerDB):
         row = self.db.execute(f"SELECT {_TARGET_COLUMNS} FROM targets WHERE identity = ?", (identity,)).fetchone()
         return None if row is None else _row(row)
 
+    # ---- tasks -----------------------------------------------------------------------------
+
+    def add_task(self, target: str, kind: str, generation: int, executor: str, *, batch: str = "",
+                 budget_s: float | None = None, device: str = "") -> TaskRow:
+        """Record a task about to be submitted (state `submitting`): written before the executor
+        is asked, so that a kill between the two leaves a trace `--resume` reconciles."""
+        cur = self._write("INSERT INTO tasks (target, kind, generation, executor, batch, state, budget_s, device) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (target, kind, generation, executor, batch, SUBMITTING,
+                                                               budget_s, device))
+        return self.task(int(cur.lastrowid))
+
+    def update_task(self, task_id: int, **fields: Any) -> None:
+        unknown = set(fields) - _TASK_UPDATABLE
+        if unknown:
+            raise ValueError(f"unknown task fields {sorted(unknown)}")
+        if not fields:
+            return
+        cols = [f"{k} = ?" for k in fields]
+        values = [json.dumps(v) if k == "result" else v for k, v in fields.items()]
+        self._write(f"UPDATE tasks SET {', '.join(cols)} WHERE id = ?", (*values, task_id))
+
+    def task(self, task_id: int) -> TaskRow:
+        row = self.db.execute(f"SELECT {_TASK_COLUMNS} FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        if row is None:
+            raise RocmPerfError(f"{self.path}: no task {task_id}")
+        return _task_row(row)
+
+    def tasks(self, *, open_only: bool = False, target: str | None = None) -> list[TaskRow]:
+        sql, where, params = f"SELECT {_TASK_COLUMNS} FROM tasks", [], []
+        if open_only:
+            where.append(f"state IN ({', '.join('?' * len(TASK_OPEN))})")
+            params += TASK_OPEN
+        if target is not None:
+            where.append("target = ?")
+            params.append(target)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [_task_row(r) for r in self.db.execute(sql + " ORDER BY id", params)]
+
     # ---- sessions: the budget spent is the sum of session lengths ------------------------------
 
     def start_session(self) -> int:
@@ -172,3 +265,8 @@ class SweepLedger(LedgerDB):
 def _row(r: tuple) -> TargetRow:
     return TargetRow(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], int(r[6]), r[7], r[8], float(r[9]),
                      r[10], r[11], int(r[12]), int(r[13]), float(r[14]), int(r[15]))
+
+
+def _task_row(r: tuple) -> TaskRow:
+    return TaskRow(int(r[0]), r[1], r[2], int(r[3]), r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13],
+                   r[14], r[15], json.loads(r[16] or "{}"))
