@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.sweep.executor_settings import ExecutorSettings, add_executor_arguments, executor_settings, make_executor
 from rocm_perf.sweep.ledger import SWEEP_DB, SweepLedger
 from rocm_perf.sweep.schedule import SweepSettings, parse_budget
 from rocm_perf.sweep.targets import discover_targets
@@ -24,7 +25,9 @@ def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--poll", default="30s", metavar="DURATION", help="with --watch: how often to look for changes (default: 30s)")
     p.add_argument("--max-attempts", type=int, default=3, help="tries of a failing target before it is quarantined (default: 3)")
     p.add_argument("--max-trials", type=int, default=None, help="candidates per target (default: optimize's own)")
-    p.add_argument("--out", default="runs", help="output root for a new sweep (default: runs/)")
+    p.add_argument("--out", default="runs", help="output root for a new sweep (default: runs/; with --executor slurm, "
+                                                  "on a file system the compute nodes share)")
+    add_executor_arguments(p)
 
 
 def new_sweep_dir(out_root: Path) -> Path:
@@ -61,12 +64,14 @@ def settings_from_args(args: argparse.Namespace, stored: dict | None) -> SweepSe
         s.max_trials = args.max_trials
     if getattr(args, "backend", None) and (not stored or args.backend != "auto"):
         s.backend = args.backend
+    s.executor = executor_settings(args, s.target_args, s.executor if stored else None).to_json()
     return s
 
 
 def run_sweep(args: argparse.Namespace, *, write_run_report: Callable[[Path], None] | None = None,
               write_sweep_report: Callable[[Path], None] | None = None) -> int:
-    """`rocm-perf sweep TARGETS... [--budget 8h] [--per-target-budget D] [--resume SWEEP] [--watch]`.
+    """`rocm-perf sweep TARGETS... [--budget 8h] [--per-target-budget D] [--resume SWEEP] [--watch]
+    [--executor local|slurm ...]`.
 
     The writers of each run's and the sweep's report come from the caller (the report layer)."""
     if args.resume:
@@ -77,16 +82,24 @@ def run_sweep(args: argparse.Namespace, *, write_run_report: Callable[[Path], No
             raise RocmPerfError(f"{args.resume}: not a sweep directory (no {SWEEP_DB}; looked in . and {args.out})")
         ledger = SweepLedger(sweep_dir)
         stored = ledger.get("settings")
+        open_tasks = ledger.tasks(open_only=True)
         ledger.close()
     else:
-        sweep_dir, stored = new_sweep_dir(Path(args.out)), None
+        sweep_dir, stored, open_tasks = new_sweep_dir(Path(args.out)), None, []
     settings = settings_from_args(args, stored)
+    kind = ExecutorSettings.from_json(settings.executor).kind
+    held = sorted({t.executor for t in open_tasks} - {kind, "inline"})
+    if held:
+        raise RocmPerfError(f"{sweep_dir}: {held[0]} tasks are still open (jobs "
+                            f"{', '.join(t.job_id for t in open_tasks if t.executor == held[0])}); "
+                            f"resume with --executor {held[0]}")
     if not discover_targets([Path(a) for a in settings.target_args]) and not settings.watch:
         raise RocmPerfError(f"{' '.join(settings.target_args)}: no .cu/.hip sources found")  # checked before any directory is made
     from rocm_perf.sweep.display import PlainDisplay, RichDisplay  # here: every command builds this module's parser
     from rocm_perf.sweep.loop import Sweep
 
+    executor = make_executor(ExecutorSettings.from_json(settings.executor), sweep_dir, settings.backend)
     display = RichDisplay() if sys.stdout.isatty() else PlainDisplay(sys.stdout)
-    print(f"sweep directory: {sweep_dir}", flush=True)
-    return Sweep(sweep_dir, settings, display=display, write_run_report=write_run_report,
+    print(f"sweep directory: {sweep_dir} (executor: {executor.describe()})", flush=True)
+    return Sweep(sweep_dir, settings, executor=executor, display=display, write_run_report=write_run_report,
                  write_sweep_report=write_sweep_report).run()

@@ -1,11 +1,12 @@
 """The sweep itself: one process driving one sweep directory until its work or its budget is
 done (or forever, watching). Read `Sweep.run` and `_work` top to bottom; the parts live beside
-this file (schedule, run_target, retry, watch, daemon, status).
+this file (schedule, dispatch, the executors, retry, watch, daemon, status).
 
-Each pass of the work loop: stop if asked or out of budget; triage the targets not yet seen
-(build, one profiled run, the critical path); optimize the first target of the queue in its
-share of the budget; record its result. With nothing left, a plain sweep finishes and a
-watching one idles, then rescans its targets for new and changed sources.
+Each pass of the work loop: record what the open tasks did (dispatch.collect); stop if asked or
+out of budget; hand the executor as much work as it has room for: the triage of targets not yet
+seen (build, one profiled run, the critical path), then, once every target is triaged, optimize
+runs in order of expected value, each with its share of the budget. With nothing running and
+nothing left, a plain sweep finishes and a watching one idles, then rescans its targets.
 """
 
 from __future__ import annotations
@@ -15,18 +16,20 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from rocm_perf.durations import duration
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.sweep import daemon
+from rocm_perf.sweep.dispatch import Dispatcher, Work
 from rocm_perf.sweep.display import Display, PlainDisplay
-from rocm_perf.sweep.ledger import DONE, FAILED, PENDING, QUARANTINED, RUNNING, SweepLedger, TargetRow
-from rocm_perf.sweep.retry import StopRequested, with_retries
-from rocm_perf.sweep.run_target import optimize_options, optimize_target, run_elapsed, triage_target
+from rocm_perf.sweep.executor import Executor
+from rocm_perf.sweep.executor_inline import InlineExecutor
+from rocm_perf.sweep.ledger import DONE, FAILED, OPTIMIZE, PENDING, QUARANTINED, RUNNING, TRIAGE, SweepLedger, TargetRow
+from rocm_perf.sweep.retry import quarantine
+from rocm_perf.sweep.run_target import optimize_target, triage_target
 from rocm_perf.sweep.schedule import MIN_SHARE_S, SweepSettings, budget_left, pending, queue, share_s
-from rocm_perf.sweep.status import Current, StatusReporter, snapshot, write_status_file
-from rocm_perf.sweep.targets import SweepTarget
+from rocm_perf.sweep.status import Current, current_from_tasks, snapshot, write_status_file
 from rocm_perf.sweep.watch import SourceHashes, scan_targets
 
 ReportWriter = Callable[[Path], None]  # writes the report files of a run or sweep directory
@@ -37,27 +40,27 @@ log = logging.getLogger("rocm_perf.sweep")
 class Sweep:
     """One process driving one sweep directory until its work or budget is done (or forever, watching).
 
-    `triage` and `optimize` run one target (run_target.py describes them); `write_run_report`
-    and `write_sweep_report` write the reports (the report layer's, handed in by the CLI).
+    `executor` runs the tasks (executor.py); without one, the inline executor runs them in this
+    process with `triage` and `optimize` (run_target.py describes them). `write_run_report` and
+    `write_sweep_report` write the reports (the report layer's, handed in by the CLI).
     """
 
-    def __init__(self, sweep_dir: Path, settings: SweepSettings, *, triage=triage_target, optimize=optimize_target,
-                 display: Display | None = None, write_run_report: ReportWriter | None = None,
-                 write_sweep_report: ReportWriter | None = None):
+    def __init__(self, sweep_dir: Path, settings: SweepSettings, *, executor: Executor | None = None,
+                 triage=triage_target, optimize=optimize_target, display: Display | None = None,
+                 write_run_report: ReportWriter | None = None, write_sweep_report: ReportWriter | None = None):
         self.dir = Path(sweep_dir)
         self.settings = settings
-        self.triage = triage
-        self.optimize = optimize
+        self.executor = executor if executor is not None else InlineExecutor(triage, optimize)
         self.write_run_report = write_run_report
         self.write_sweep_report = write_sweep_report
         self.display = display or PlainDisplay()
         self.current = Current()
         self.stop_event = threading.Event()
         self.stop_signal = ""
-        self.loop = None  # the running OptimizeLoop, to pass a stop request on
-        self.reporter: StatusReporter | None = None  # its reporter: accepted changes of the running target, live
+        self.stop_requests = 0
         self.lock = daemon.SweepLock(self.dir)
         self.ledger: SweepLedger | None = None
+        self.dispatch: Dispatcher | None = None
         self.session = 0
         self._status_lock = threading.Lock()
         self._hashes = SourceHashes()
@@ -76,19 +79,22 @@ class Sweep:
             self.ledger = SweepLedger(self.dir, create=True)
             self.ledger.set("settings", self.settings.to_json())
             self.session = self.ledger.start_session()
-            log.info("sweep %s: session %d (pid %d), budget %s", self.dir, self.session, os.getpid(),
-                     duration(self.settings.budget_s) if self.settings.budget_s else "none")
+            log.info("sweep %s: session %d (pid %d), budget %s, executor %s", self.dir, self.session, os.getpid(),
+                     duration(self.settings.budget_s) if self.settings.budget_s else "none", self.executor.describe())
+            self.dispatch = Dispatcher(self.dir, self.ledger, self.settings, self.executor, self._record_result)
             heartbeat = daemon.Heartbeat(self.dir, self.session, self.stop_event, self._beat)
             heartbeat.start()
             self.scan_targets()
+            self.dispatch.reconcile()
             how = self._work()
         finally:
             self.stop_event.set()
             if heartbeat is not None:
                 heartbeat.join()
+            self.executor.close()
             if self.ledger is not None:
                 self.ledger.end_session(self.session, how)
-                self.current.state = how
+                self.current = Current(state=how)
                 self.write_status()
                 if self.write_sweep_report is not None:
                     self.write_sweep_report(self.dir)
@@ -103,29 +109,54 @@ class Sweep:
 
     def _work(self) -> str:
         while True:
+            self.executor.wake.clear()
+            self.dispatch.collect()
             if self.stop_event.is_set():
-                return "budget spent" if self.stop_signal == "budget spent" else "stopped"
+                return self._wind_down("budget spent" if self.stop_signal == "budget spent" else "stopped")
             if self.budget_left() is not None and self.budget_left() < MIN_SHARE_S:
                 if self._pending():
                     log.info("budget spent with %d targets left", len(self._pending()))
-                return "budget spent"
-            self._triage_pending()
-            if self.stop_event.is_set():
-                return "stopped"
-            ready = self.queue()
-            if ready:
-                self._optimize(ready[0])
+                return self._wind_down("budget spent")
+            started = self._start_work()
+            if self.dispatch.open or started:
+                self.refresh()
+                self.executor.wake.wait(self.executor.poll_s)
+                continue
+            retry_in = self.dispatch.next_retry_in({r.name for r in self._pending()})
+            if retry_in is not None:
+                self.current = Current(state="waiting to retry")
+                self.refresh()
+                self.executor.wake.wait(min(retry_in, self.settings.poll_s) + 0.01)
                 continue
             if not self.settings.watch:
                 return "finished"
             self.current = Current(state="idle")
             self.refresh()
             if self.stop_event.wait(self.settings.poll_s):
-                return "stopped"
+                continue
             try:
                 self.scan_targets()
             except RocmPerfError as e:  # a watched folder or manifest changing under us: try again next poll
                 log.warning("rescanning targets: %s", e)
+
+    def _wind_down(self, how: str) -> str:
+        """Stop the open tasks (each records where it stopped) and wait for them; a second stop
+        request leaves them to finish on their own (`--resume` finds them)."""
+        try:
+            self.dispatch.stop_all()
+        except RocmPerfError as e:
+            log.error("stopping tasks: %s", e)
+        while self.dispatch.open:
+            if self.stop_requests >= 2:
+                log.info("second stop request: leaving %d task(s) to end on their own; --resume finds them",
+                         len(self.dispatch.open))
+                break
+            self.current.state = "stopping"
+            self.refresh()
+            self.executor.wake.wait(self.executor.poll_s)
+            self.executor.wake.clear()
+            self.dispatch.collect()
+        return how
 
     # ---- targets -----------------------------------------------------------------------------
 
@@ -141,80 +172,36 @@ class Sweep:
     def budget_left(self) -> float | None:
         return budget_left(self.settings, self.ledger.used_s())
 
-    def _triage_pending(self) -> None:
+    def _start_work(self) -> bool:
+        """Submit what there is room for: triage first; optimize runs once every target is triaged
+        (their order by expected value needs every baseline). True when something was submitted."""
+        room = self.executor.capacity()
+        free = None if room is None else room - len(self.dispatch.open)
+        if free is not None and free <= 0:
+            return False
+        work: list[Work] = []
+        busy = self.dispatch.busy()
+
+        def startable(row: TargetRow) -> bool:
+            if row.name in busy or not self.dispatch.ready(row.name):
+                return False
+            if row.attempts >= self.settings.max_attempts:  # spent in earlier sessions
+                quarantine(self.ledger, row.name, row.reason or "kept failing")
+                return False
+            return free is None or len(work) < free
+
         for row in self.ledger.targets(PENDING):
-            if row.baseline_ns is not None:
-                continue
-            if self.stop_event.is_set() or (self.budget_left() is not None and self.budget_left() < MIN_SHARE_S):
-                return
-            self.current = Current(state="triage", target=row.name, stage="build and one profiled run")
-            self.refresh()
-            target = SweepTarget.from_spec(row.spec)
-            outcome = self._attempt(row, lambda: self.triage(target, self.dir / "triage" / row.name, self.settings.backend))
-            if outcome is None:
-                continue
-            self.ledger.update_target(row.name, baseline_ns=outcome.baseline_ns,
-                                      expected_value=outcome.baseline_ns * outcome.candidates)
-            self.ledger.event(row.name, "triaged", f"critical path {outcome.baseline_ns / 1e3:.1f} us, "
-                                                   f"{outcome.candidates} loops")
-            log.info("target %s: critical path %.1f us, %d loops", row.name, outcome.baseline_ns / 1e3, outcome.candidates)
-
-    def _attempt(self, row: TargetRow, fn: Callable[[], Any]) -> Any:
-        """fn() with bounded retries; None when the target failed or was quarantined (retry.py)."""
-        return with_retries(self.ledger, row, fn, self.settings, self.stop_event)
-
-    # ---- optimizing one target ---------------------------------------------------------------
-
-    def _optimize(self, row: TargetRow) -> None:
-        target = SweepTarget.from_spec(row.spec)
-        share = share_s(self.settings, self.budget_left(), len(self._pending()))
-        out = self.dir / "runs" / row.name
-        resume = Path(row.run_dir).name if row.run_dir else None
-        prior = run_elapsed(Path(row.run_dir)) if row.run_dir else 0.0
-        self.ledger.update_target(row.name, status=RUNNING)
-        self.ledger.event(row.name, "resume" if resume else "start", f"budget {share:.0f} s")
-        log.info("target %s: %s, %s of budget", row.name, "resuming" if resume else "optimizing", duration(share))
-        self.current = Current(state="optimizing", target=row.name, stage="starting", run_dir=row.run_dir)
-        self.refresh()
-        reporter = StatusReporter(self)
-        self.reporter = reporter
-        started = time.monotonic()
-
-        def on_loop(loop) -> None:
-            self.loop = loop
-            run_dir = str(loop.run_dir)
-            self.current.run_dir = run_dir
-            if run_dir != row.run_dir:
-                self.ledger.update_target(row.name, run_dir=run_dir)
-            if self.stop_event.is_set():
-                loop.request_stop()
-
-        def run_once() -> Path:
-            from rocm_perf.optimize.loop import Stopped
-
-            current = self.ledger.target(row.name)
-            options = optimize_options(target, out=out, budget_s=prior + share, backend=self.settings.backend,
-                                       resume=Path(current.run_dir).name if current.run_dir else resume,
-                                       max_trials=self.settings.max_trials)
-            try:
-                return self.optimize(options, reporter, on_loop)
-            except Stopped as e:
-                raise StopRequested() from e
-
-        try:
-            run_dir = self._attempt(row, run_once)
-        except StopRequested:
-            self.ledger.event(row.name, "stopped", f"{self.stop_signal or 'stop'}: the run is recorded; --resume continues it")
-            log.info("target %s: stopped; --resume continues it", row.name)
-            return
-        finally:
-            self.loop = None
-            self.reporter = None
-            used = self.ledger.target(row.name).used_s + (time.monotonic() - started)
-            self.ledger.update_target(row.name, used_s=used)
-        if run_dir is None:
-            return
-        self._record_result(row.name, Path(run_dir))
+            if row.baseline_ns is None and startable(row):
+                work.append(Work(row, TRIAGE))
+        if not any(r.baseline_ns is None for r in self.ledger.targets(PENDING)):
+            left = self._pending()
+            for row in self.queue():
+                if startable(row):
+                    share = share_s(self.settings, self.budget_left(), len(left), room)
+                    left_s = self.budget_left()
+                    work.append(Work(row, OPTIMIZE, share, None if left_s is None else time.time() + left_s))
+        self.dispatch.submit(work)
+        return bool(work)
 
     def _record_result(self, name: str, run_dir: Path) -> None:
         from rocm_perf.optimize.run_view import load_run
@@ -232,21 +219,20 @@ class Sweep:
     # ---- stop, heartbeat, status --------------------------------------------------------------
 
     def request_stop(self, why: str) -> None:
-        """Finish the current measurement round, record, stop (SIGTERM/SIGINT, budget)."""
+        """Finish the current measurement rounds, record, stop (SIGTERM/SIGINT, budget)."""
         if not self.stop_event.is_set():
             log.info("stop requested (%s): finishing the current round", why)
-        self.stop_signal = why
+        self.stop_requests += 1
+        self.stop_signal = self.stop_signal or why
         self.stop_event.set()
         self.current.state = "stopping"
-        loop = self.loop
-        if loop is not None:
-            loop.request_stop()
+        self.executor.wake.set()
 
     def _beat(self, ledger: SweepLedger) -> None:
         """Every heartbeat (its own thread and ledger connection): status.json; stop when the budget is gone."""
         self.write_status(ledger)
         left = budget_left(self.settings, ledger.used_s())
-        if left is not None and left <= 0 and self.loop is not None:
+        if left is not None and left <= 0 and self.dispatch is not None and self.dispatch.open:
             self.request_stop("budget spent")
 
     def refresh(self) -> None:
@@ -257,9 +243,12 @@ class Sweep:
         rows = ledger.targets()
         if ledger is self.ledger:  # the main thread knows the order; the heartbeat reuses its last one
             self._queue_order = {r.name: i for i, r in enumerate(queue(rows))}
-        live = self.reporter.state.accepted if self.reporter is not None else 0
-        return snapshot(self.dir, self.settings, self.current, rows, ledger.used_s(), self._queue_order, live,
-                        daemon.HEARTBEAT_S)
+        tasks = ledger.tasks(open_only=True)
+        progress = dict(self.dispatch.progress) if self.dispatch is not None else {}
+        if tasks and self.current.state not in ("stopping", "stopped"):
+            self.current = current_from_tasks(tasks, progress)
+        return snapshot(self.dir, self.settings, self.current, rows, ledger.used_s(), self._queue_order, tasks,
+                        progress, daemon.HEARTBEAT_S, executor=self.executor.describe())
 
     def write_status(self, ledger: SweepLedger | None = None) -> None:
         with self._status_lock:

@@ -95,7 +95,7 @@ def optimize_options(target: SweepTarget, *, out: Path, budget_s: float, backend
     if "confidence" in o:
         kw["confidence"] = parse_fraction(o["confidence"], f"{target.name}: confidence")
     for key in ("rounds", "max_rounds", "aa_rounds", "arch", "compile_check", "timing_lines", "allow_lower_occupancy",
-                "counters"):
+                "counters", "metric"):
         if key in o:
             kw[key] = o[key]
     if "timeout" in o:

@@ -3,13 +3,14 @@
 Targets are triaged first (build, one profiled run, the critical path), then optimized in order
 of expected value = baseline critical-path time x candidates left; an interrupted target comes
 first, since it resumes. Each target gets an equal share of the budget left over the targets
-left, so time a target does not use flows to the ones after it.
+left, so time a target does not use flows to the ones after it; with N tasks running side by side
+(executor.py) the budget left is shared over the rounds of N targets left.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.sweep.ledger import PENDING, RUNNING, TargetRow
@@ -46,17 +47,18 @@ class SweepSettings:
     max_attempts: int = 3
     max_trials: int | None = None
     retry_wait_s: tuple[float, float] = (2.0, 60.0)
+    executor: dict = field(default_factory=dict)  # executor_settings.ExecutorSettings, as JSON
 
     def to_json(self) -> dict:
         return {"target_args": self.target_args, "budget_s": self.budget_s, "per_target_s": self.per_target_s,
                 "watch": self.watch, "poll_s": self.poll_s, "backend": self.backend, "max_attempts": self.max_attempts,
-                "max_trials": self.max_trials, "retry_wait_s": list(self.retry_wait_s)}
+                "max_trials": self.max_trials, "retry_wait_s": list(self.retry_wait_s), "executor": self.executor}
 
     @classmethod
     def from_json(cls, d: dict) -> "SweepSettings":
         return cls(list(d["target_args"]), d.get("budget_s"), d.get("per_target_s"), bool(d.get("watch")),
                    float(d.get("poll_s", 30.0)), d.get("backend", "auto"), int(d.get("max_attempts", 3)),
-                   d.get("max_trials"), tuple(d.get("retry_wait_s", (2.0, 60.0))))
+                   d.get("max_trials"), tuple(d.get("retry_wait_s", (2.0, 60.0))), dict(d.get("executor") or {}))
 
 
 def pending(rows: list[TargetRow]) -> list[TargetRow]:
@@ -77,9 +79,12 @@ def budget_left(settings: SweepSettings, used_s: float) -> float | None:
     return settings.budget_s - used_s
 
 
-def share_s(settings: SweepSettings, left_s: float | None, targets_left: int) -> float:
-    """One target's time: the budget left shared over the targets left (capped per target)."""
-    share = float("inf") if left_s is None else left_s / max(1, targets_left)
+def share_s(settings: SweepSettings, left_s: float | None, targets_left: int, at_once: int | None = 1) -> float:
+    """One target's time: the budget left shared over the targets left, `at_once` of them running
+    side by side (None: all of them), capped per target."""
+    targets_left = max(1, targets_left)
+    parallel = targets_left if at_once is None else max(1, min(at_once, targets_left))
+    share = float("inf") if left_s is None else left_s * parallel / targets_left
     if settings.per_target_s:
         share = min(share, settings.per_target_s)
     if share == float("inf"):

@@ -31,7 +31,7 @@ MANIFEST_SUFFIX = ".toml"
 # otherwise be silently ignored for a whole night).
 _LIST_KEYS = ("kernels", "rules")
 _STR_KEYS = ("run", "budget", "min_gain", "confidence", "arch", "compile_check", "timing_lines", "rules_dir", "name", "source",
-             "counters")
+             "counters", "metric")
 _INT_KEYS = ("max_trials", "rounds", "max_rounds", "aa_rounds")
 _FLOAT_KEYS = ("timeout",)
 MANIFEST_KEYS = frozenset(_LIST_KEYS + _STR_KEYS + _INT_KEYS + _FLOAT_KEYS + ("args", "cflags", "factors", "allow_lower_occupancy"))
@@ -105,6 +105,8 @@ def _target_options(table: dict[str, Any], where: str) -> dict[str, Any]:
             options[key] = value
         elif key == "counters" and value not in ("auto", "off"):
             raise RocmPerfError(f"{where}: `counters` must be \"auto\" or \"off\"")
+        elif key == "metric" and value not in ("critical-path", "median-path"):
+            raise RocmPerfError(f"{where}: `metric` must be \"critical-path\" or \"median-path\"")
         else:
             options[key] = str(value)
     return options
@@ -118,9 +120,9 @@ def load_manifest(path: Path) -> list[SweepTarget]:
         raise RocmPerfError(f"{path}: cannot read the manifest ({e.strerror or e})") from e
     except tomllib.TOMLDecodeError as e:
         raise RocmPerfError(f"{path}: not valid TOML ({e})") from e
-    extra = sorted(set(doc) - {"defaults", "target"})
+    extra = sorted(set(doc) - {"defaults", "target", "executor"})  # [executor]: executor_settings.py reads it
     if extra:
-        raise RocmPerfError(f"{path}: unknown table(s) {', '.join(extra)}: expected [defaults] and [[target]]")
+        raise RocmPerfError(f"{path}: unknown table(s) {', '.join(extra)}: expected [defaults], [[target]] and [executor]")
     defaults = doc.get("defaults", {})
     if not isinstance(defaults, dict):
         raise RocmPerfError(f"{path}: [defaults] must be a table")
