@@ -20,19 +20,35 @@ class PlainDisplay:
     def update(self, s: dict) -> None:
         if self.stream is None:
             return
-        cur = s["current"]
-        key = (s["state"], cur["target"], cur["stage"], tuple(sorted(s["counts"].items())), s["accepted"])
+        now = now_text(s)
+        key = (s["state"], now, tuple(sorted(s["counts"].items())), s["accepted"])
         if key == self.last:
             return
         self.last = key
         left = "no limit" if s["left_s"] is None else duration(s["left_s"]) + " left"
         done = sum(n for st, n in s["counts"].items() if st in FINISHED)
-        print(f"{time.strftime('%H:%M:%S')} [{s['state']}] {cur['target'] or '-'} {cur['stage']} | "
+        print(f"{time.strftime('%H:%M:%S')} [{s['state']}] {now} | "
               f"{done} done, {len(s['queue'])} queued, {s['accepted']} accepted{gains_text(s)} | {left}",
               file=self.stream, flush=True)
 
     def close(self) -> None:
         pass
+
+
+def now_text(s: dict) -> str:
+    """What is running: the current target and stage, or every open task's when several run."""
+    tasks = s.get("tasks") or []
+    if len(tasks) > 1:
+        return "; ".join(f"{t['target']} {t['stage'] or t['state']}".rstrip() for t in tasks)
+    cur = s["current"]
+    return f"{cur['target'] or '-'} {cur['stage']}".rstrip()
+
+
+def task_text(t: dict) -> str:
+    where = " ".join(x for x in (t.get("node", ""), t.get("device", "")) if x)
+    elapsed = duration(t["elapsed_s"]) if t.get("elapsed_s") is not None else t["state"]
+    return (f"{t['target']} {t['kind']}, job {t['job_id']}" + (f" on {where}" if where else "") + f", {elapsed}"
+            + (f", {t['stage']}" if t.get("stage") else "") + (f", {t['accepted']} accepted" if t.get("accepted") else ""))
 
 
 class RichDisplay:
@@ -56,6 +72,9 @@ class RichDisplay:
         t.add_row("targets", f"{done} done, {len(s['queue'])} left"
                   + "".join(f", {n} {st}" for st, n in s["counts"].items() if st in (FAILED, QUARANTINED)))
         t.add_row("now", f"[{s['state']}] {cur['target'] or '-'}: {cur['stage']}")
+        for task in s.get("tasks") or []:
+            if len(s["tasks"]) > 1 or task["job_id"]:
+                t.add_row(f"task {task['task']}", task_text(task))
         if cur["candidate"]:
             t.add_row("candidate", f"{cur['candidate']} {cur['rounds']}")
         if cur["last_verdict"]:

@@ -1,5 +1,6 @@
 """What a sweep is doing now: status.json (rewritten at every change and every heartbeat) and
-`rocm-perf status`, which reads it and asks the lock whether its writer is still alive."""
+`rocm-perf status`, which reads it and asks the lock whether its writer is still alive. Each
+open task is listed with its state, job id, node and device, time elapsed and changes accepted."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ from pathlib import Path
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.durations import duration
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.optimize.progress import Reporter
 from rocm_perf.sweep.daemon import HEARTBEAT_S, lock_held
-from rocm_perf.sweep.ledger import DONE, PENDING, RUNNING, SWEEP_DB, TargetRow
+from rocm_perf.sweep.ledger import DONE, OPTIMIZE, PENDING, RUNNING, STARTED, SWEEP_DB, TargetRow, TaskRow
 from rocm_perf.sweep.schedule import SweepSettings
 
 STATUS_FILE = "status.json"
@@ -37,48 +37,54 @@ class Current:
     notes: list[str] = field(default_factory=list)
 
 
-class StatusReporter(Reporter):
-    """The optimize loop's progress, fed into the sweep's status and log instead of the terminal.
-    `sweep` is anything with `current` (a Current) and `refresh()` (write the status)."""
+def current_from_tasks(tasks: list[TaskRow], progress: dict[int, dict]) -> Current:
+    """The task the one-line views follow: the first optimize run in flight, else the first triage."""
+    task = next((t for t in tasks if t.kind == OPTIMIZE), tasks[0])
+    p = progress.get(task.id, {})
+    return Current(state="optimizing" if task.kind == OPTIMIZE else "triage", target=task.target,
+                   stage=p.get("stage", "") or ("queued" if task.state != STARTED else ""),
+                   candidate=p.get("candidate", ""), rounds=p.get("rounds", ""), last_verdict=p.get("last_verdict", ""),
+                   run_dir=p.get("run_dir", ""))
 
-    def __init__(self, sweep):
-        super().__init__()
-        self.sweep = sweep
 
-    def update(self) -> None:
-        s = self.state
-        cur = self.sweep.current
-        cur.stage, cur.candidate = s.stage, s.candidate
-        cur.rounds = f"{s.rounds}/{s.max_rounds}" if s.max_rounds else ""
-        cur.last_verdict = s.last
-        self.sweep.refresh()
-
-    def verdict(self, label: str, text: str, accepted: bool) -> None:
-        super().verdict(label, text, accepted)
-        log.info("%s: %s: %s", self.sweep.current.target, label, text)
-
-    def message(self, text: str) -> None:
-        log.info("%s: %s", self.sweep.current.target, text)
+def task_entries(tasks: list[TaskRow], progress: dict[int, dict], now: float) -> list[dict]:
+    """Per open task: what `status` shows (state, job id, node and device, elapsed, accepted so far)."""
+    out = []
+    for t in tasks:
+        p = progress.get(t.id, {})
+        out.append({"task": t.id, "target": t.target, "kind": t.kind, "state": t.state if t.state != STARTED else "running",
+                    "job_id": t.job_id, "node": t.node or p.get("node", ""), "device": t.device,
+                    "elapsed_s": (now - t.started) if t.started else None,
+                    "waited_s": (now - t.submitted) if t.submitted and not t.started else None,
+                    "stage": p.get("stage", ""), "candidate": p.get("candidate", ""), "rounds": p.get("rounds", ""),
+                    "accepted": int(p.get("accepted", 0) or 0)})
+    return out
 
 
 def snapshot(sweep_dir: Path, settings: SweepSettings, current: Current, rows: list[TargetRow], used_s: float,
-             queue_order: dict[str, int], live_accepted: int, heartbeat_interval_s: float) -> dict:
-    """The status document: the current target, the queue (in `queue_order`), counts, gains, budget."""
-    queue = sorted((r for r in rows if r.status in (PENDING, RUNNING) and r.name != current.target),
+             queue_order: dict[str, int], tasks: list[TaskRow], progress: dict[int, dict], heartbeat_interval_s: float,
+             executor: str = "") -> dict:
+    """The status document: the current target, the open tasks, the queue (in `queue_order`),
+    counts, gains, budget."""
+    busy = {t.target for t in tasks} | {current.target}
+    queue = sorted((r for r in rows if r.status in (PENDING, RUNNING) and r.name not in busy),
                    key=lambda r: (queue_order.get(r.name, len(queue_order)), r.id))
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.status] = counts.get(r.status, 0) + 1
     now = time.time()
+    entries = task_entries(tasks, progress, now)
     return {
         "sweep": str(sweep_dir), "pid": os.getpid(), "state": current.state, "watch": settings.watch,
+        "executor": executor,
         "heartbeat": now, "heartbeat_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
         "heartbeat_interval_s": heartbeat_interval_s,
         "current": {"target": current.target, "stage": current.stage, "candidate": current.candidate,
                     "rounds": current.rounds, "last_verdict": current.last_verdict, "run_dir": current.run_dir},
+        "tasks": entries,
         "queue": [r.name for r in queue],
         "counts": counts,
-        "accepted": sum(r.accepted for r in rows) + live_accepted,
+        "accepted": sum(r.accepted for r in rows) + sum(e["accepted"] for e in entries if e["kind"] == OPTIMIZE),
         "gains": [{"target": r.name, "speedup": r.baseline_ns / r.final_ns} for r in rows
                   if r.status == DONE and r.accepted and r.baseline_ns and r.final_ns],
         "budget_s": settings.budget_s, "used_s": used_s,
@@ -132,11 +138,34 @@ def status_text(s: dict) -> str:
     lines = [head]
     if cur.get("target"):
         lines.append(f"  current: {cur['target']}: {cur['stage']}" + (f"; {cur['candidate']} {cur['rounds']}" if cur.get("candidate") else ""))
+    lines += task_lines(s.get("tasks") or [], s.get("executor", ""))
     lines.append(f"  queue: {', '.join(s['queue']) if s['queue'] else '(empty)'}")
     lines.append("  targets: " + ", ".join(f"{n} {st}" for st, n in sorted(s["counts"].items())))
     lines.append(f"  accepted so far: {s['accepted']}{gains_text(s)}")
     lines.append("  budget: " + ("no limit" if s["budget_s"] is None else f"{duration(s['left_s'])} left of {duration(s['budget_s'])}"))
     return "\n".join(lines)
+
+
+def task_lines(tasks: list[dict], executor: str) -> list[str]:
+    """The open tasks as a small table: state, job id, node and device, elapsed, accepted so far."""
+    if not tasks:
+        return []
+    rows = [("task", "target", "state", "job", "node / device", "elapsed", "accepted", "stage")]
+    for t in tasks:
+        if t.get("elapsed_s") is not None:
+            elapsed = duration(t["elapsed_s"])
+        elif t.get("waited_s") is not None:
+            elapsed = f"queued {duration(t['waited_s'])}"
+        else:
+            elapsed = "-"
+        where = " ".join(x for x in (t.get("node", ""), t.get("device", "")) if x) or "-"
+        stage = t.get("stage", "") + (f"; {t['candidate']} {t['rounds']}".rstrip() if t.get("candidate") else "")
+        rows.append((f"{t['task']} {t['kind']}", t["target"], t["state"], t["job_id"] or "-", where, elapsed,
+                     str(t["accepted"]) if t["kind"] == OPTIMIZE else "-", stage or "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = [f"  tasks ({executor}):" if executor else "  tasks:"]
+    lines += ["    " + "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows]
+    return lines
 
 
 def run_status(sweep_dir: Path, *, as_json: bool = False) -> int:
