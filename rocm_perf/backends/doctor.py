@@ -21,6 +21,7 @@ INSTALL_HIPCC = "sudo apt-get install -y hipcc libamdhip64-dev rocm-device-libs"
 INSTALL_CXX = "sudo apt-get install -y g++"
 INSTALL_CXXFILT = "sudo apt-get install -y binutils"
 INSTALL_CLANG = "sudo apt-get install -y clang"
+INSTALL_SLURM = "sudo apt-get install -y slurm-client"
 INSTALL_ROCPROFV3 = (
     "sudo apt-get install -y rocprofiler-sdk  "
     "# from AMD's ROCm 7 apt repository (https://rocm.docs.amd.com/projects/install-on-linux/)"
@@ -35,7 +36,7 @@ INSTALL_GPU = (
 class Check:
     """One thing the doctor looked at."""
 
-    area: str  # backends | compilers | profilers | gpu | source analysis | tools
+    area: str  # backends | compilers | profilers | gpu | source analysis | tools | slurm
     name: str
     ok: bool
     detail: str  # what was found (path, version) or why not
@@ -50,6 +51,7 @@ def gather_checks() -> list[Check]:
     checks += [_gpu_agents()]
     checks += _libclang()
     checks += [_cxxfilt(), _symbolizer()]
+    checks += slurm_checks()
     return checks
 
 
@@ -180,6 +182,30 @@ def _libclang() -> list[Check]:
         checks.append(Check("source analysis", "clang resource dir", True, str(find_resource_dir())))
     except RocmPerfError as e:
         checks.append(Check("source analysis", "clang resource dir", False, str(e), INSTALL_CLANG))
+    return checks
+
+
+def slurm_checks() -> list[Check]:
+    """Whether Slurm answers (`sinfo`), its partitions, and the GPUs each node offers (its gres):
+    what `rocm-perf sweep --executor slurm` needs. Informational: no Slurm is no fault."""
+    from rocm_perf.backends import slurm_cluster
+
+    missing = slurm_cluster.slurm_commands_found()
+    if missing:
+        return [Check("slurm", "sinfo", False, f"Slurm client not found ({missing}); only `sweep --executor slurm` "
+                                               f"needs it: {INSTALL_SLURM}")]
+    try:
+        partitions = slurm_cluster.partitions()
+        nodes = slurm_cluster.nodes()
+    except slurm_cluster.SlurmUnreachable as e:
+        return [Check("slurm", "sinfo", False, f"the Slurm controller does not answer: {e}")]
+    listed = ", ".join(f"{p.name}{' (default)' if p.default else ''}{'' if p.up else ' (down)'}: {len(p.nodes)} node(s)"
+                       for p in partitions)
+    checks = [Check("slurm", "sinfo", True, f"reachable; partitions {listed or 'none'}")]
+    for n in nodes:
+        what = f"{n.gpus} GPU(s) ({n.gres})" if n.gpus else "no GPU in its generic resources (gres)"
+        checks.append(Check("slurm", f"node {n.name}", n.gpus > 0,
+                            f"{what}; {n.state}; {n.cpus or '?'} CPUs; partitions {', '.join(n.partitions)}"))
     return checks
 
 
