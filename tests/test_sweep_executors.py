@@ -193,3 +193,26 @@ def test_a_killed_sweep_stops_its_local_workers_and_resume_records_where_they_st
     (target,) = ledger.targets()
     assert target.attempts == 0 and target.status == "pending"
     assert ledger.events(target.name, "adopted") and ledger.events(target.name, "stopped")
+
+
+# ---- what the Slurm commands print (their formats: sinfo/squeue man pages, Slurm 22.05) --------------------
+
+def test_slurm_host_lists_and_gres_are_read_as_slurm_prints_them():
+    from rocm_perf.backends.slurm_cluster import expand_hostlist, gpu_count
+
+    assert expand_hostlist("gpu[01-03,07],login1") == ["gpu01", "gpu02", "gpu03", "gpu07", "login1"]
+    assert expand_hostlist("vm") == ["vm"] and expand_hostlist("") == []
+    assert expand_hostlist("n[8-10]-ib") == ["n8-ib", "n9-ib", "n10-ib"]
+    assert gpu_count("gpu:8") == 8 and gpu_count("gpu:mi300x:8(S:0-1)") == 8
+    assert gpu_count("gpu:a:4,gpu:b:2,nic:1") == 6 and gpu_count("") == 0
+
+
+def test_a_jobs_reason_is_read_from_its_log():
+    from rocm_perf.sweep.executor import reason_from_log
+
+    log = ("submitit INFO (2026-01-01) - Starting with JobEnvironment(job_id=12_0)\n"
+           "slurmstepd: error: *** JOB 13 ON gpu01 CANCELLED AT 2026-01-01T00:10:00 DUE TO TIME LIMIT ***\n"
+           "srun: error: gpu01: task 0: Terminated\n")
+    assert "DUE TO TIME LIMIT" in reason_from_log(log, "none")
+    assert reason_from_log("ok\nTraceback (most recent call last):\nKeyError: 'x'\n", "none") == "KeyError: 'x'"
+    assert reason_from_log("", "the job left no log") == "the job left no log"

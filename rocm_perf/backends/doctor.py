@@ -198,6 +198,9 @@ def slurm_checks() -> list[Check]:
         partitions = slurm_cluster.partitions()
         nodes = slurm_cluster.nodes()
     except slurm_cluster.SlurmUnreachable as e:
+        if "configuration source" in str(e) or "fetch_config" in str(e):
+            return [Check("slurm", "sinfo", False, f"no Slurm configuration here ({e}): set SLURM_CONF to the "
+                                                   f"cluster's slurm.conf, or run on a login node")]
         return [Check("slurm", "sinfo", False, f"the Slurm controller does not answer: {e}")]
     listed = ", ".join(f"{p.name}{' (default)' if p.default else ''}{'' if p.up else ' (down)'}: {len(p.nodes)} node(s)"
                        for p in partitions)

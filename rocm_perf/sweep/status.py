@@ -139,6 +139,9 @@ def status_text(s: dict) -> str:
     if cur.get("target"):
         lines.append(f"  current: {cur['target']}: {cur['stage']}" + (f"; {cur['candidate']} {cur['rounds']}" if cur.get("candidate") else ""))
     lines += task_lines(s.get("tasks") or [], s.get("executor", ""))
+    if s.get("tasks") and not s["alive"]:
+        lines.append(f"  (as of the last heartbeat: {len(s['tasks'])} task(s) were open; jobs of a batch scheduler may "
+                     f"still run, and `--resume` waits for them)")
     lines.append(f"  queue: {', '.join(s['queue']) if s['queue'] else '(empty)'}")
     lines.append("  targets: " + ", ".join(f"{n} {st}" for st, n in sorted(s["counts"].items())))
     lines.append(f"  accepted so far: {s['accepted']}{gains_text(s)}")
