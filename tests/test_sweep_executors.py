@@ -216,3 +216,17 @@ def test_a_jobs_reason_is_read_from_its_log():
     assert "DUE TO TIME LIMIT" in reason_from_log(log, "none")
     assert reason_from_log("ok\nTraceback (most recent call last):\nKeyError: 'x'\n", "none") == "KeyError: 'x'"
     assert reason_from_log("", "the job left no log") == "the job left no log"
+
+
+def test_local_gpu_slots_come_from_devices_or_the_gpus_already_visible(tmp_path, monkeypatch):
+    from rocm_perf.sweep.executor_settings import make_executor
+
+    monkeypatch.setenv("ROCR_VISIBLE_DEVICES", "4,5,6,7")  # a shell (or an allocation) that gives us four GPUs
+    assert [s.name for s in make_executor(ExecutorSettings(), tmp_path, "rocm").slots] == ["GPU 4", "GPU 5", "GPU 6", "GPU 7"]
+    assert [s.name for s in make_executor(ExecutorSettings(workers=2), tmp_path, "rocm").slots] == ["GPU 4", "GPU 5"]
+    (one, three) = make_executor(ExecutorSettings(devices=["1", "3"]), tmp_path, "rocm").slots
+    assert one.env == {"ROCR_VISIBLE_DEVICES": "1", "HIP_VISIBLE_DEVICES": None, "CUDA_VISIBLE_DEVICES": None,
+                       "GPU_DEVICE_ORDINAL": None}
+    assert three.name == "GPU 3"
+    assert [s.name for s in make_executor(ExecutorSettings(workers=3), tmp_path, "host").slots] == \
+        ["CPU worker 1", "CPU worker 2", "CPU worker 3"]

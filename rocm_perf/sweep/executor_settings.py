@@ -42,7 +42,7 @@ TABLE_KEYS = frozenset(_STR + _INT + _LISTS)
 @dataclass
 class ExecutorSettings:
     kind: str = "local"
-    workers: int | None = None  # local on the host backend: worker processes; slurm: tasks at once
+    workers: int | None = None  # local: worker processes (rocm: at most this many GPUs); slurm: tasks at once
     devices: list[str] | None = None  # local on the rocm backend: device ids (None: all agents found)
     partition: str | None = None
     account: str | None = None
@@ -69,7 +69,8 @@ def add_executor_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--devices", default=None, metavar="IDS",
                    help="local, rocm backend: GPUs to use, e.g. 0,1,2,3 (default: every GPU agent found)")
     g.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="local, host backend: worker processes (default 1); slurm: tasks at once (default: no limit)")
+                   help="local: worker processes (host backend, default 1; rocm backend: at most this many GPUs); "
+                        "slurm: tasks at once (default: no limit)")
     g.add_argument("--partition", default=None, help="slurm: the partition")
     g.add_argument("--account", default=None, help="slurm: the account to charge")
     g.add_argument("--gres", default=None, help="slurm: generic resources per task, e.g. gpu:mi300x:1 (instead of --gpus-per-task)")
@@ -174,7 +175,8 @@ def make_executor(s: ExecutorSettings, sweep_dir: Path, backend: str) -> Executo
             raise RocmPerfError("--devices chooses GPUs for the rocm backend; on the host backend give --workers N")
         executor = LocalExecutor(cpu_slots(s.workers or 1))
     else:
-        executor = LocalExecutor(gpu_slots(s.devices or gpu_device_ids()))
+        devices = s.devices or gpu_device_ids()
+        executor = LocalExecutor(gpu_slots(devices[:s.workers] if s.workers else devices))
     if s.poll_s:
         executor.poll_s = s.poll_s
     return executor
