@@ -88,7 +88,7 @@ CONF
 export SLURM_CONF=$DIR/slurm.conf
 
 # ---- slurmctld, slurmd -----------------------------------------------------------------------
-slurmctld -f "$SLURM_CONF" || die "slurmctld did not start: $(tail -n 3 "$DIR/log/slurmctld.log" 2>/dev/null | tr '\n' ' ')"
+slurmctld -c -f "$SLURM_CONF" || die "slurmctld did not start: $(tail -n 3 "$DIR/log/slurmctld.log" 2>/dev/null | tr '\n' ' ')"
 slurmd -f "$SLURM_CONF" || die "slurmd did not start: $(tail -n 3 "$DIR/log/slurmd.log" 2>/dev/null | tr '\n' ' ')"
 for _ in $(seq 1 100); do
   sinfo -h -o %T 2>/dev/null | grep -qx idle && break
