@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -20,7 +19,6 @@ import pytest
 
 from conftest import KERNELS, ROOT
 from rocm_perf.cli import main
-from rocm_perf.errors import RocmPerfError
 from rocm_perf.sweep.executor_local import LocalExecutor, gpu_slots
 from rocm_perf.sweep.executor_settings import ExecutorSettings, add_executor_arguments, executor_settings
 from rocm_perf.sweep.ledger import FAILED, OPTIMIZE, SUBMITTING, TASK_FAILED, TASK_STOPPED, TRIAGE, SweepLedger
