@@ -113,10 +113,15 @@ class Sweep:
             self.dispatch.collect()
             if self.stop_event.is_set():
                 return self._wind_down("budget spent" if self.stop_signal == "budget spent" else "stopped")
-            if self.budget_left() is not None and self.budget_left() < MIN_SHARE_S:
+            left = self.budget_left()
+            if left is not None and (left <= 0 or (left < MIN_SHARE_S and not self.dispatch.open)):
                 if self._pending():
                     log.info("budget spent with %d targets left", len(self._pending()))
                 return self._wind_down("budget spent")
+            if left is not None and left < MIN_SHARE_S:  # too little to start anything: let the running ones finish
+                self.refresh()
+                self.executor.wake.wait(self.executor.poll_s)
+                continue
             started = self._start_work()
             if self.dispatch.open or started:
                 self.refresh()
@@ -222,7 +227,8 @@ class Sweep:
         """Finish the current measurement rounds, record, stop (SIGTERM/SIGINT, budget)."""
         if not self.stop_event.is_set():
             log.info("stop requested (%s): finishing the current round", why)
-        self.stop_requests += 1
+        if why != "budget spent":  # a second request from the user leaves the tasks to end on their own
+            self.stop_requests += 1
         self.stop_signal = self.stop_signal or why
         self.stop_event.set()
         self.current.state = "stopping"
