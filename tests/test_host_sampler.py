@@ -166,7 +166,12 @@ def test_time_in_a_library_call_counts_for_the_calling_line(tmp_path):
     (symbolized,) = host_sample_files(tmp_path / "round")
     rows = json.loads(symbolized.read_text())["rows"]
     called = [r for r in rows if r["library_call"]]
-    assert {r["line"] for r in called} == {12} and sum(r["samples"] for r in called) == via_call
+    # Calls the runtime makes around a launch (its clocks) may be sampled too, under their own file:
+    # in the program's source, every library-call sample is expf's, and expf's time dominates.
+    in_source = [r for r in called if r["file"].endswith("sampler_library_call.cu")]
+    assert {r["line"] for r in in_source} == {12}
+    assert sum(r["samples"] for r in called) == via_call
+    assert sum(r["samples"] for r in in_source) >= 0.9 * via_call
     result = source_hotspots(load_instruction_profile(tmp_path / "round"), source=DATA / "sampler_library_call.cu").result
     (loop,) = result.kernels[0].loops
     assert loop.id == "soft_sum:soft_sum:1:11" and loop.share > 0.8

@@ -213,16 +213,20 @@ struct SamplingScope {
             sampler_left_ns = 1 + static_cast<long>((reinterpret_cast<std::uintptr_t>(&sampler_kernel) >> 6) %
                                                     static_cast<std::uintptr_t>(sampler_interval_ns));
         }
-        sampler_kernel = kernel;
+        // Arm first, then name the kernel (and unname it before disarming): a tick that lands in
+        // timer_settime itself is the sampler's own cost, not the kernel's, and is not recorded.
         arm_thread_timer(sampler_left_ns > 0 ? sampler_left_ns : sampler_interval_ns);
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        sampler_kernel = kernel;
         active = true;
     }
     ~SamplingScope() {
         if (!active) return;
+        sampler_kernel = -2;
+        std::atomic_signal_fence(std::memory_order_seq_cst);
         itimerspec off{}, old{};
         timer_settime(sampler_timer, 0, &off, &old);
         sampler_left_ns = old.it_value.tv_sec * 1000000000L + old.it_value.tv_nsec;
-        sampler_kernel = -2;
     }
     SamplingScope(const SamplingScope&) = delete;
     SamplingScope& operator=(const SamplingScope&) = delete;
