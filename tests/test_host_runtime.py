@@ -137,18 +137,6 @@ def test_a_program_without_hip_calls_leaves_no_database(tmp_path):
     assert result.returncode == 0 and result.databases == []
 
 
-@pytest.mark.parametrize(
-    "name, line, feature",
-    [("unsupported_shuffle", 9, "__shfl_down (warp shuffle)"), ("unsupported_grid_sync", 11, "cooperative groups grid_group::sync()")],
-)
-def test_unsupported_features_fail_at_compile_time_naming_feature_and_line(tmp_path, name, line, feature):
-    with pytest.raises(RocmPerfError) as e:
-        HostBackend().build(HOST / f"{name}.cu", tmp_path)
-    message = str(e.value)
-    assert f"{name}.cu:{line}:" in message
-    assert f"rocm-perf host backend: {feature}" in message and "is not supported" in message
-
-
 def test_a_compile_error_shows_the_compilers_first_errors(tmp_path):
     source = tmp_path / "broken.cu"
     source.write_text("#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = undefined_name; }\nint main() {}\n")

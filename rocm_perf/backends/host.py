@@ -17,12 +17,13 @@ from pathlib import Path
 
 from rocm_perf.backends.base import Backend, Program, ProfileResult
 from rocm_perf.backends.host_trace import read_host_log
-from rocm_perf.backends.launch_prepass import prepass
+from rocm_perf.backends.host_sources import include_dirs_from_flags, prepare_unit
 from rocm_perf.process import run
 from rocm_perf.errors import RocmPerfError
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "host_runtime"
 STEADY_THREADS = 1
+DEFAULT_WARP_SIZE = 64  # CDNA's wavefront
 DEFAULT_FLAGS = ["-std=c++17", "-O2"]
 # The sampler's rate (samples per second per busy worker thread): high enough for a few hundred
 # samples from a fraction of a second of kernels, low enough to stay within the overhead budget
@@ -76,10 +77,14 @@ class HostBackend(Backend):
                 "--counters needs the rocm backend (rocprofv3 on an AMD GPU)")
 
     def __init__(self, threads: int | None = None, *, serial: bool = False, compiler: str | None = None,
-                 sample: bool | None = None, sample_hz: int = DEFAULT_SAMPLE_HZ):
+                 sample: bool | None = None, sample_hz: int = DEFAULT_SAMPLE_HZ, warp_size: int = DEFAULT_WARP_SIZE):
         """`threads`: OS threads per launch's block pool; default ROCM_PERF_HOST_THREADS, else 1 (steady).
         `sample`: run the sampling profiler in every profiled run (builds get -g; see
-        host_runtime/rocm_perf_host/sampler.h); None = SAMPLE_BY_DEFAULT."""
+        host_runtime/rocm_perf_host/sampler.h); None = SAMPLE_BY_DEFAULT.
+        `warp_size`: lanes per emulated wavefront, 64 (CDNA) or 32 (code written for 32-lane waves)."""
+        if warp_size not in (32, 64):
+            raise RocmPerfError(f"--warp-size must be 32 or 64, got {warp_size}")
+        self.warp_size = warp_size
         if threads is None:
             from_env = os.environ.get("ROCM_PERF_HOST_THREADS", "").strip()
             if from_env and not from_env.isdigit():
@@ -106,7 +111,11 @@ class HostBackend(Backend):
         except RocmPerfError:
             return None
         return HostBackend(self.threads, serial=self.serial, compiler=self.compiler, sample=True,
-                           sample_hz=HEAT_SAMPLE_HZ)
+                           sample_hz=HEAT_SAMPLE_HZ, warp_size=self.warp_size)
+
+    def warp_flags(self) -> list[str]:
+        """Compiler flags that set the emulated wavefront size (none for the default 64)."""
+        return [] if self.warp_size == DEFAULT_WARP_SIZE else [f"-DROCM_PERF_WARP_SIZE={self.warp_size}"]
 
     def available(self) -> tuple[bool, str]:
         if shutil.which(self.compiler) is None:
@@ -118,6 +127,8 @@ class HostBackend(Backend):
     def describe(self) -> str:
         cpu = cpu_model() or platform.machine()
         mode = (", serial" if self.serial else "") + (f", sampling {self.sample_hz}/s" if self.sample else "")
+        if self.warp_size != DEFAULT_WARP_SIZE:
+            mode += f", {self.warp_size}-lane warps"
         return f"CPU: {cpu} ({self.threads} block thread{'s' if self.threads != 1 else ''}{mode}; host backend, CPU timings)"
 
     def build(self, source: Path, out_dir: Path, flags: list[str] | None = None, timeout: float = 600) -> Program:
@@ -125,21 +136,19 @@ class HostBackend(Backend):
         source = Path(source).resolve()
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            text = source.read_text(encoding="utf-8", errors="replace")
-        except OSError as e:
-            raise RocmPerfError(f"{source}: cannot read the source ({e.strerror})") from e
-        converted = prepass(text, str(source))
-        prepped = out_dir / f"{source.stem}.host.cpp"
-        # #line keeps compiler messages (and unsupported-feature errors) on the user's file and lines.
-        prepped.write_text(f'#line 1 "{source}"\n' + converted.text, encoding="utf-8")
+        user_flags = list(flags or [])
+        include_dirs, quote_dirs = include_dirs_from_flags(user_flags, Path.cwd())
+        # The unit and the project headers it includes, pre-passed; #line keeps compiler messages
+        # (and unsupported-feature errors) on the user's files and lines.
+        unit = prepare_unit(source, out_dir, include_dirs=[source.parent, *include_dirs], quote_dirs=quote_dirs,
+                            runtime_dir=RUNTIME_DIR)
         executable = out_dir / source.stem
         log = out_dir / "build.log"
-        user_flags = list(flags or [])
         # -g for the sampler's line information; GCC's code does not depend on -g (-fcompare-debug).
         debug = ["-g"] if self.sample and not any(f.startswith("-g") for f in user_flags) else []
-        argv = [self.compiler, *DEFAULT_FLAGS, *debug, "-I", str(RUNTIME_DIR), "-I", str(source.parent), *user_flags,
-                "-x", "c++", str(prepped), "-x", "none", "-o", str(executable), *LINK_FLAGS]
+        argv = [self.compiler, *DEFAULT_FLAGS, *debug, *self.warp_flags(), "-I", str(RUNTIME_DIR), "-I",
+                str(source.parent), *user_flags, "-x", "c++", str(unit.compile_path), "-x", "none", "-o",
+                str(executable), *LINK_FLAGS]
         done = run(argv, timeout=timeout, log=log)
         if done.timed_out:
             raise RocmPerfError(f"{source}: the host build timed out after {timeout:g} s (log: {log})")

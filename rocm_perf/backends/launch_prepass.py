@@ -217,10 +217,10 @@ def template_kernels(masked: str) -> set[str]:
     return names
 
 
-def rewrite_launches(text: str, path: str = "<source>") -> tuple[str, int]:
+def rewrite_launches(text: str, path: str = "<source>", template_names: set[str] | None = None) -> tuple[str, int]:
     """Every `name<<<cfg>>>(args)` in `text` as a hipLaunchKernelGGL call; returns (text, count)."""
     masked = blank_literals(text)
-    deduced = template_kernels(masked)
+    deduced = template_kernels(masked) | set(template_names or ())
     pieces: list[str] = []
     cursor = count = 0
     search_from = 0
@@ -238,12 +238,20 @@ def rewrite_launches(text: str, path: str = "<source>") -> tuple[str, int]:
             raise _fail(path, masked, at, f"a kernel launch needs 2 to 4 launch parameters in <<<...>>>, got {len(config)}")
         config += ["0"] * (4 - len(config))
         name = " ".join(masked[name_start:at].split())
-        macro = "ROCM_PERF_LAUNCH_DEDUCED" if name.split("::")[-1] in deduced else "hipLaunchKernelGGL"
-        if "<" in name:
-            name = f"HIP_KERNEL_NAME({name})"
+        deduced_launch = name.split("::")[-1] in deduced
         args = text[k + 1 : args_close]
-        launch = f"{macro}({name}, {', '.join(c.strip() for c in config)}"
-        launch += (", " + args if args.strip() else args) + ")"
+        braced = any(masked[a:b].strip().startswith("{") for a, b in _split_top_level(masked, k + 1, args_close))
+        if braced and not deduced_launch:
+            # A braced argument cannot go through a macro: call a launcher typed like the kernel.
+            g, b, shmem, stream = (c.strip() for c in config)
+            launch = (f'::rocm_perf_host::TypedLaunch<&{name}>{{"{name}", dim3({g}), dim3({b}), '
+                      f"static_cast<std::size_t>({shmem}), ({stream})}}({args})")
+        else:
+            macro = "ROCM_PERF_LAUNCH_DEDUCED" if deduced_launch else "hipLaunchKernelGGL"
+            if "<" in name:
+                name = f"HIP_KERNEL_NAME({name})"
+            launch = f"{macro}({name}, {', '.join(c.strip() for c in config)}"
+            launch += (", " + args if args.strip() else args) + ")"
         # Keep every newline of the original span so that later line numbers do not move.
         launch += "\n" * (text[name_start : args_close + 1].count("\n") - launch.count("\n"))
         pieces.append(text[cursor:name_start])
@@ -339,9 +347,35 @@ def rewrite_unroll_pragmas(text: str) -> tuple[str, int]:
     return text, len(edits)
 
 
-def prepass(text: str, path: str = "<source>") -> PrepassResult:
-    """All rewrites; the result compiles with a C++ compiler against the host runtime."""
+# An inline-assembly statement and the first instruction of its template. GCN/CDNA mnemonics
+# begin with these prefixes (AMD's ISA manuals: VOP/SOP/DS/MUBUF/FLAT/... encodings); x86
+# assembly in host code does not, and stays allowed.
+_ASM_STATEMENT = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\b|__volatile__\b|goto\b|inline\b|\s)*\(\s*\"")
+_GCN_MNEMONIC = re.compile(
+    r"^\s*(?:v_|s_|ds_|buffer_|global_|flat_|scratch_|image_|tbuffer_|exp\b|lds_|smem_|v_pk_|v_mfma|v_dot)"
+)
+
+
+def refuse_gcn_assembly(text: str, path: str = "<source>") -> None:
+    """Raise RocmPerfError naming the line of the first inline GCN assembly statement in `text`."""
+    masked = blank_literals(text)
+    for m in _ASM_STATEMENT.finditer(masked):
+        quote = m.end() - 1
+        end = _end_of_quoted(text, quote, '"')
+        template = text[quote + 1 : end - 1]
+        if _GCN_MNEMONIC.match(template):
+            instruction = template.split("\\n")[0].strip()
+            raise _fail(path, masked, m.start(), f"inline GCN assembly (`{instruction}`) cannot run on the host "
+                        "backend's CPU; profile this program with the rocm backend")
+
+
+def prepass(text: str, path: str = "<source>", template_names: set[str] | None = None) -> PrepassResult:
+    """All rewrites; the result compiles with a C++ compiler against the host runtime.
+
+    `template_names`: template kernels declared elsewhere (the headers the file includes), so
+    that launches of them with deduced template arguments are recognized too."""
+    refuse_gcn_assembly(text, path)
     text, shared = rewrite_dynamic_shared(text, path)
-    text, launches = rewrite_launches(text, path)
+    text, launches = rewrite_launches(text, path, template_names)
     text, _ = rewrite_unroll_pragmas(text)
     return PrepassResult(text=text, launches=launches, dynamic_shared=shared)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "rocm_perf_host/runtime.h"
+#include "rocm_perf_host/device_properties.h"
 
 namespace rocm_perf_host {
 
@@ -98,10 +99,19 @@ inline const char* hipGetErrorName(hipError_t e) {
         case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
         case hipErrorNotInitialized: return "hipErrorNotInitialized";
         case hipErrorInvalidConfiguration: return "hipErrorInvalidConfiguration";
+        case hipErrorInvalidPitchValue: return "hipErrorInvalidPitchValue";
+        case hipErrorInvalidSymbol: return "hipErrorInvalidSymbol";
+        case hipErrorInvalidMemcpyDirection: return "hipErrorInvalidMemcpyDirection";
+        case hipErrorInvalidDeviceFunction: return "hipErrorInvalidDeviceFunction";
+        case hipErrorNoDevice: return "hipErrorNoDevice";
         case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
         case hipErrorInvalidResourceHandle: return "hipErrorInvalidResourceHandle";
+        case hipErrorNotFound: return "hipErrorNotFound";
         case hipErrorNotReady: return "hipErrorNotReady";
+        case hipErrorIllegalAddress: return "hipErrorIllegalAddress";
+        case hipErrorLaunchOutOfResources: return "hipErrorLaunchOutOfResources";
         case hipErrorLaunchFailure: return "hipErrorLaunchFailure";
+        case hipErrorCooperativeLaunchTooLarge: return "hipErrorCooperativeLaunchTooLarge";
         case hipErrorNotSupported: return "hipErrorNotSupported";
         default: return "hipErrorUnknown";
     }
@@ -112,8 +122,12 @@ inline const char* hipGetErrorString(hipError_t e) {
         case hipErrorInvalidValue: return "invalid argument";
         case hipErrorOutOfMemory: return "out of memory";
         case hipErrorInvalidConfiguration: return "invalid configuration argument";
+        case hipErrorInvalidPitchValue: return "invalid pitch argument";
+        case hipErrorInvalidDeviceFunction: return "invalid device function";
         case hipErrorInvalidDevice: return "invalid device ordinal";
         case hipErrorNotReady: return "device not ready";
+        case hipErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
+        case hipErrorNotSupported: return "operation not supported";
         default: return hipGetErrorName(e);
     }
 }
@@ -135,60 +149,10 @@ inline hipError_t hipInit(unsigned) { return rocm_perf_host::runtime(), hipSucce
 inline hipError_t hipGetDeviceCount(int* count) { return *count = 1, hipSuccess; }
 inline hipError_t hipGetDevice(int* device) { return *device = 0, hipSuccess; }
 inline hipError_t hipSetDevice(int device) { return device == 0 ? hipSuccess : hipErrorInvalidDevice; }
-inline hipError_t hipRuntimeGetVersion(int* v) { return *v = 50200000, hipSuccess; }
-inline hipError_t hipDriverGetVersion(int* v) { return *v = 50200000, hipSuccess; }
+inline hipError_t hipRuntimeGetVersion(int* v) { return *v = HIP_VERSION, hipSuccess; }
+inline hipError_t hipDriverGetVersion(int* v) { return *v = HIP_VERSION, hipSuccess; }
 inline hipError_t hipDeviceSetCacheConfig(int) { return hipSuccess; }
 inline hipError_t hipDeviceSetSharedMemConfig(int) { return hipSuccess; }
-
-inline hipError_t hipGetDeviceProperties(hipDeviceProp_t* p, int device) {
-    if (device != 0) return hipErrorInvalidDevice;
-    std::memset(p, 0, sizeof *p);
-    auto& r = rocm_perf_host::runtime();
-    std::snprintf(p->name, sizeof p->name, "rocm-perf host CPU (%u threads)", r.threads);
-    std::snprintf(p->gcnArchName, sizeof p->gcnArchName, "host");
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    p->totalGlobalMem = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) : (std::size_t(1) << 34);
-    p->sharedMemPerBlock = 64 * 1024;
-    p->maxSharedMemoryPerMultiProcessor = 64 * 1024;
-    p->regsPerBlock = 65536;
-    p->warpSize = warpSize;
-    p->maxThreadsPerBlock = 1024;
-    p->maxThreadsDim[0] = p->maxThreadsDim[1] = p->maxThreadsDim[2] = 1024;
-    p->maxGridSize[0] = 2147483647;
-    p->maxGridSize[1] = p->maxGridSize[2] = 65536;
-    p->clockRate = 1000000;
-    p->memoryClockRate = 1000000;
-    p->memoryBusWidth = 64;
-    p->totalConstMem = 64 * 1024;
-    p->major = 9;
-    p->minor = 0;
-    p->multiProcessorCount = static_cast<int>(r.threads);
-    p->l2CacheSize = 4 * 1024 * 1024;
-    p->maxThreadsPerMultiProcessor = 2048;
-    p->concurrentKernels = 1;
-    p->canMapHostMemory = 1;
-    p->integrated = 1;
-    p->managedMemory = 1;
-    return hipSuccess;
-}
-
-inline hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attr, int device) {
-    hipDeviceProp_t p;
-    if (hipError_t e = hipGetDeviceProperties(&p, device)) return e;
-    switch (attr) {
-        case hipDeviceAttributeMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
-        case hipDeviceAttributeWarpSize: *value = p.warpSize; break;
-        case hipDeviceAttributeMaxSharedMemoryPerBlock: *value = int(p.sharedMemPerBlock); break;
-        case hipDeviceAttributeMultiprocessorCount: *value = p.multiProcessorCount; break;
-        case hipDeviceAttributeClockRate: *value = p.clockRate; break;
-        case hipDeviceAttributeComputeCapabilityMajor: *value = p.major; break;
-        case hipDeviceAttributeComputeCapabilityMinor: *value = p.minor; break;
-        case hipDeviceAttributeMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
-        case hipDeviceAttributeMaxGridDimX: *value = p.maxGridSize[0]; break;
-        default: return hipErrorInvalidValue;
-    }
-    return hipSuccess;
-}
 
 inline hipError_t hipDeviceSynchronize() {
     rocm_perf_host::ApiScope api("hipDeviceSynchronize");
@@ -230,13 +194,6 @@ inline hipError_t hipMallocHost(T** ptr, std::size_t bytes) {
 inline hipError_t hipFree(void* p) { return rocm_perf_host::release(p), hipSuccess; }
 inline hipError_t hipHostFree(void* p) { return rocm_perf_host::release(p), hipSuccess; }
 inline hipError_t hipFreeHost(void* p) { return rocm_perf_host::release(p), hipSuccess; }
-inline hipError_t hipMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) {
-    hipDeviceProp_t p;
-    hipGetDeviceProperties(&p, 0);
-    *free_bytes = p.totalGlobalMem / 2;
-    *total_bytes = p.totalGlobalMem;
-    return hipSuccess;
-}
 
 inline hipError_t hipMemcpy(void* dst, const void* src, std::size_t bytes, hipMemcpyKind kind) {
     return rocm_perf_host::copy("hipMemcpy", dst, src, bytes, kind, nullptr, false);

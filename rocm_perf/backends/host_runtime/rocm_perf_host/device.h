@@ -3,6 +3,8 @@
 // here, which fail at compile time naming themselves.
 #pragma once
 
+#include "rocm_perf_host/platform.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -42,7 +44,10 @@ inline thread_local rocm_perf_host::Index3 threadIdx;
 inline thread_local rocm_perf_host::Index3 blockIdx;
 inline thread_local rocm_perf_host::Index3 blockDim;
 inline thread_local rocm_perf_host::Index3 gridDim;
-static constexpr int warpSize = 64;  // CDNA wavefront size
+// CDNA's wavefront is 64 lanes; -DROCM_PERF_WARP_SIZE=32 (the host backend's --warp-size 32)
+// for code written for 32-lane waves (RDNA's wave32, or CUDA warps).
+static_assert(ROCM_PERF_WARP_SIZE == 32 || ROCM_PERF_WARP_SIZE == 64, "ROCM_PERF_WARP_SIZE must be 32 or 64");
+static constexpr int warpSize = ROCM_PERF_WARP_SIZE;
 
 #define hipThreadIdx_x (threadIdx.x)
 #define hipThreadIdx_y (threadIdx.y)
@@ -57,55 +62,7 @@ static constexpr int warpSize = 64;  // CDNA wavefront size
 #define hipGridDim_y (gridDim.y)
 #define hipGridDim_z (gridDim.z)
 
-// ---- vector types -------------------------------------------------------------------------
-#define ROCM_PERF_VEC2(NAME, T)                                                             \
-    struct alignas(2 * sizeof(T)) NAME {                                                    \
-        T x, y;                                                                             \
-    };                                                                                      \
-    inline NAME make_##NAME(T x, T y) { return NAME{x, y}; }
-#define ROCM_PERF_VEC3(NAME, T)                                                             \
-    struct NAME {                                                                           \
-        T x, y, z;                                                                          \
-    };                                                                                      \
-    inline NAME make_##NAME(T x, T y, T z) { return NAME{x, y, z}; }
-#define ROCM_PERF_VEC4(NAME, T)                                                             \
-    struct alignas(4 * sizeof(T) > 16 ? 16 : 4 * sizeof(T)) NAME {                          \
-        T x, y, z, w;                                                                       \
-    };                                                                                      \
-    inline NAME make_##NAME(T x, T y, T z, T w) { return NAME{x, y, z, w}; }
-#define ROCM_PERF_VECS(BASE, T) ROCM_PERF_VEC2(BASE##2, T) ROCM_PERF_VEC3(BASE##3, T) ROCM_PERF_VEC4(BASE##4, T)
-ROCM_PERF_VECS(float, float)
-ROCM_PERF_VECS(double, double)
-ROCM_PERF_VECS(int, int)
-ROCM_PERF_VECS(uint, unsigned int)
-ROCM_PERF_VECS(char, signed char)
-ROCM_PERF_VECS(uchar, unsigned char)
-ROCM_PERF_VECS(short, short)
-ROCM_PERF_VECS(ushort, unsigned short)
-ROCM_PERF_VECS(long, long)
-ROCM_PERF_VECS(ulong, unsigned long)
-ROCM_PERF_VECS(longlong, long long)
-ROCM_PERF_VECS(ulonglong, unsigned long long)
-#undef ROCM_PERF_VECS
-#undef ROCM_PERF_VEC2
-#undef ROCM_PERF_VEC3
-#undef ROCM_PERF_VEC4
-
-// Element-wise arithmetic as HIP's vector types have it (float and int vectors).
-#define ROCM_PERF_VEC_OPS(V, OP)                                                                 \
-    inline V operator OP(V a, V b) { V r = a; auto* p = &r.x; const auto* q = &b.x;              \
-        for (unsigned i = 0; i < sizeof(V) / sizeof(r.x); ++i) { p[i] = p[i] OP q[i]; }         \
-        return r;                                                                                \
-    }                                                                                            \
-    inline V& operator OP##=(V& a, V b) { a = a OP b; return a; }
-#define ROCM_PERF_VEC_ALL_OPS(V) ROCM_PERF_VEC_OPS(V, +) ROCM_PERF_VEC_OPS(V, -) ROCM_PERF_VEC_OPS(V, *) ROCM_PERF_VEC_OPS(V, /)
-ROCM_PERF_VEC_ALL_OPS(float2)
-ROCM_PERF_VEC_ALL_OPS(float4)
-ROCM_PERF_VEC_ALL_OPS(double2)
-ROCM_PERF_VEC_ALL_OPS(int2)
-ROCM_PERF_VEC_ALL_OPS(int4)
-#undef ROCM_PERF_VEC_ALL_OPS
-#undef ROCM_PERF_VEC_OPS
+#include "rocm_perf_host/vector_types.h"
 
 // ---- math ---------------------------------------------------------------------------------
 using std::abs;
@@ -212,66 +169,8 @@ inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
-// ---- atomics (relaxed, as on the GPU) -----------------------------------------------------
-namespace rocm_perf_host {
-template <class T, class Op>
-inline T atomic_update(T* address, Op op) {
-    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-    static_assert(sizeof(T) == sizeof(Bits), "atomics work on 4- and 8-byte types");
-    auto* bits = reinterpret_cast<Bits*>(address);
-    Bits seen = __atomic_load_n(bits, __ATOMIC_RELAXED);
-    for (;;) {
-        T old = rocm_perf_bit_cast<T>(seen);
-        Bits next = rocm_perf_bit_cast<Bits>(static_cast<T>(op(old)));
-        if (__atomic_compare_exchange_n(bits, &seen, next, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return old;
-    }
-}
-}  // namespace rocm_perf_host
-
-#define ROCM_PERF_INT_ATOMICS(T)                                                                         \
-    inline T atomicAdd(T* p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }                 \
-    inline T atomicSub(T* p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }                 \
-    inline T atomicAnd(T* p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }                 \
-    inline T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }                   \
-    inline T atomicXor(T* p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }                 \
-    inline T atomicExch(T* p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }               \
-    inline T atomicMin(T* p, T v) { return rocm_perf_host::atomic_update(p, [v](T o) { return o < v ? o : v; }); } \
-    inline T atomicMax(T* p, T v) { return rocm_perf_host::atomic_update(p, [v](T o) { return o > v ? o : v; }); } \
-    inline T atomicCAS(T* p, T expected, T desired) {                                                    \
-        __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);   \
-        return expected;                                                                                 \
-    }
-ROCM_PERF_INT_ATOMICS(int)
-ROCM_PERF_INT_ATOMICS(unsigned int)
-ROCM_PERF_INT_ATOMICS(unsigned long long)
-ROCM_PERF_INT_ATOMICS(long long)
-#undef ROCM_PERF_INT_ATOMICS
-
-#define ROCM_PERF_FLOAT_ATOMICS(T)                                                                       \
-    inline T atomicAdd(T* p, T v) { return rocm_perf_host::atomic_update(p, [v](T o) { return o + v; }); } \
-    inline T atomicSub(T* p, T v) { return rocm_perf_host::atomic_update(p, [v](T o) { return o - v; }); } \
-    inline T atomicMin(T* p, T v) { return rocm_perf_host::atomic_update(p, [v](T o) { return std::fmin(o, v); }); } \
-    inline T atomicMax(T* p, T v) { return rocm_perf_host::atomic_update(p, [v](T o) { return std::fmax(o, v); }); } \
-    inline T atomicExch(T* p, T v) { return rocm_perf_host::atomic_update(p, [v](T) { return v; }); }    \
-    inline T atomicCAS(T* p, T expected, T desired) {                                                    \
-        return rocm_perf_host::atomic_update(p, [expected, desired](T o) {                               \
-            return rocm_perf_bit_cast<std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>(o) ==   \
-                           rocm_perf_bit_cast<std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>(expected) \
-                       ? desired : o;                                                                    \
-        });                                                                                              \
-    }                                                                                                    \
-    inline T unsafeAtomicAdd(T* p, T v) { return atomicAdd(p, v); }                                      \
-    inline T atomicAdd_system(T* p, T v) { return atomicAdd(p, v); }
-ROCM_PERF_FLOAT_ATOMICS(float)
-ROCM_PERF_FLOAT_ATOMICS(double)
-#undef ROCM_PERF_FLOAT_ATOMICS
-
-inline unsigned atomicInc(unsigned* p, unsigned limit) {
-    return rocm_perf_host::atomic_update(p, [limit](unsigned o) { return o >= limit ? 0u : o + 1; });
-}
-inline unsigned atomicDec(unsigned* p, unsigned limit) {
-    return rocm_perf_host::atomic_update(p, [limit](unsigned o) { return (o == 0 || o > limit) ? limit : o - 1; });
-}
+#include "rocm_perf_host/intrinsics.h"
+#include "rocm_perf_host/atomics.h"
 
 // ---- what the CPU cannot run: a compile-time error that names the feature ----------------
 // Each is a template so that the error fires only where a kernel uses it; the compiler's
@@ -285,28 +184,11 @@ struct unsupported_on_host : std::false_type {};
     template <class... Args>                                                                               \
     inline int NAME(Args...) {                                                                             \
         static_assert(rocm_perf_host::unsupported_on_host<Args...>::value,                                 \
-                      "rocm-perf host backend: " #NAME " (" WHAT ") is not supported: the lanes of a "      \
-                      "wavefront do not run in lock-step on the CPU; profile this program with the rocm backend"); \
+                      "rocm-perf host backend: " #NAME " (" WHAT ") is not supported on the CPU; "         \
+                      "profile this program with the rocm backend");                                       \
         return 0;                                                                                          \
     }
-ROCM_PERF_UNSUPPORTED(__shfl, "warp shuffle")
-ROCM_PERF_UNSUPPORTED(__shfl_up, "warp shuffle")
-ROCM_PERF_UNSUPPORTED(__shfl_down, "warp shuffle")
-ROCM_PERF_UNSUPPORTED(__shfl_xor, "warp shuffle")
-ROCM_PERF_UNSUPPORTED(__shfl_sync, "warp shuffle")
-ROCM_PERF_UNSUPPORTED(__shfl_up_sync, "warp shuffle")
-ROCM_PERF_UNSUPPORTED(__shfl_down_sync, "warp shuffle")
-ROCM_PERF_UNSUPPORTED(__shfl_xor_sync, "warp shuffle")
-ROCM_PERF_UNSUPPORTED(__ballot, "warp vote")
-ROCM_PERF_UNSUPPORTED(__ballot_sync, "warp vote")
-ROCM_PERF_UNSUPPORTED(__any, "warp vote")
-ROCM_PERF_UNSUPPORTED(__all, "warp vote")
-ROCM_PERF_UNSUPPORTED(__any_sync, "warp vote")
-ROCM_PERF_UNSUPPORTED(__all_sync, "warp vote")
-ROCM_PERF_UNSUPPORTED(__activemask, "lock-step warp mask")
-ROCM_PERF_UNSUPPORTED(__syncwarp, "lock-step warp synchronization")
-ROCM_PERF_UNSUPPORTED(__lanemask_lt, "lock-step warp mask")
-ROCM_PERF_UNSUPPORTED(__builtin_amdgcn_ds_bpermute, "cross-lane permute")
 ROCM_PERF_UNSUPPORTED(__builtin_amdgcn_ds_swizzle, "cross-lane swizzle")
-ROCM_PERF_UNSUPPORTED(__builtin_amdgcn_readfirstlane, "cross-lane read")
+ROCM_PERF_UNSUPPORTED(__builtin_amdgcn_mov_dpp, "DPP cross-lane move")
+ROCM_PERF_UNSUPPORTED(__builtin_amdgcn_update_dpp, "DPP cross-lane move")
 #undef ROCM_PERF_UNSUPPORTED

@@ -48,10 +48,20 @@ enum hipError_t {
     hipErrorMemoryAllocation = 2,
     hipErrorNotInitialized = 3,
     hipErrorInvalidConfiguration = 9,
+    hipErrorInvalidPitchValue = 12,
+    hipErrorInvalidSymbol = 13,
+    hipErrorInvalidMemcpyDirection = 21,
+    hipErrorInvalidDeviceFunction = 98,
+    hipErrorNoDevice = 100,
     hipErrorInvalidDevice = 101,
     hipErrorInvalidResourceHandle = 400,
+    hipErrorInvalidHandle = 400,
+    hipErrorNotFound = 500,
     hipErrorNotReady = 600,
+    hipErrorIllegalAddress = 700,
+    hipErrorLaunchOutOfResources = 701,
     hipErrorLaunchFailure = 719,
+    hipErrorCooperativeLaunchTooLarge = 720,
     hipErrorNotSupported = 801,
     hipErrorUnknown = 999,
 };
@@ -63,53 +73,6 @@ enum hipMemcpyKind {
     hipMemcpyDeviceToHost = 2,
     hipMemcpyDeviceToDevice = 3,
     hipMemcpyDefault = 4,
-};
-
-enum hipDeviceAttribute_t {
-    hipDeviceAttributeMaxThreadsPerBlock,
-    hipDeviceAttributeWarpSize,
-    hipDeviceAttributeMaxSharedMemoryPerBlock,
-    hipDeviceAttributeMultiprocessorCount,
-    hipDeviceAttributeClockRate,
-    hipDeviceAttributeComputeCapabilityMajor,
-    hipDeviceAttributeComputeCapabilityMinor,
-    hipDeviceAttributeMaxBlockDimX,
-    hipDeviceAttributeMaxGridDimX,
-};
-
-struct hipDeviceProp_t {
-    char name[256];
-    std::size_t totalGlobalMem;
-    std::size_t sharedMemPerBlock;
-    int regsPerBlock;
-    int warpSize;
-    int maxThreadsPerBlock;
-    int maxThreadsDim[3];
-    int maxGridSize[3];
-    int clockRate;
-    int memoryClockRate;
-    int memoryBusWidth;
-    std::size_t totalConstMem;
-    int major;
-    int minor;
-    int multiProcessorCount;
-    int l2CacheSize;
-    int maxThreadsPerMultiProcessor;
-    int computeMode;
-    int concurrentKernels;
-    int pciDomainID;
-    int pciBusID;
-    int pciDeviceID;
-    std::size_t maxSharedMemoryPerMultiProcessor;
-    int isMultiGpuBoard;
-    int canMapHostMemory;
-    int gcnArch;
-    char gcnArchName[256];
-    int integrated;
-    int managedMemory;
-    int ECCEnabled;
-    int asyncEngineCount;
-    int cooperativeLaunch;
 };
 
 #define hipStreamDefault 0x0
@@ -223,7 +186,7 @@ struct ApiRecord {
     std::int64_t start, end;
     long tid;
     unsigned nargs = 0;
-    ApiArg args[6];
+    ApiArg args[8];
     std::shared_ptr<std::string> digest_slot;  // device-to-host copies: filled when the copy runs
 };
 
@@ -279,7 +242,7 @@ struct ApiScope {
         record.end = 0;
     }
     void add(const char* name, ApiArg::Kind kind, std::uint64_t value, dim3 dims = dim3()) {
-        if (Tracer::enabled && record.nargs < 6) record.args[record.nargs++] = ApiArg{name, kind, value, dims};
+        if (Tracer::enabled && record.nargs < 8) record.args[record.nargs++] = ApiArg{name, kind, value, dims};
     }
     void pointer(const char* name, const void* p) { add(name, ApiArg::Pointer, reinterpret_cast<std::uintptr_t>(p)); }
     void number(const char* name, std::uint64_t v) { add(name, ApiArg::Unsigned, v); }
@@ -359,6 +322,11 @@ inline KernelRecord name_kernel(KernelIdentity id, const char* source_name) {
 }
 
 // ---- launches and blocks ------------------------------------------------------------------
+// Whether the block running on this OS thread stopped being a plain loop (a GPU thread other
+// than 0 reached a warp op), and what the loop does then; defined with BlockState below.
+inline bool block_left_plain_loop();
+inline void finish_block_as_owner();
+
 struct Launch {
     dim3 grid, block;
     std::size_t shmem = 0;
@@ -372,6 +340,8 @@ struct Launch {
     void (*run_threads_from)(Launch*, unsigned) = nullptr;  // threads first..n-1 of the block
     void (*destroy)(Launch*) = nullptr;
     int kernel = -1;  // the tracer's kernel index, for the sampler
+    bool cooperative = false;  // hipLaunchCooperativeKernel: every block resident (grid.h)
+    struct GridBarrier* grid_barrier = nullptr;
 };
 
 template <class Body, class... Args>
@@ -402,6 +372,7 @@ struct LaunchOf final : Launch {
                 for (; x < bx; ++x) {
                     threadIdx.x = x;
                     std::apply(l->body, l->args);
+                    if (__builtin_expect(block_left_plain_loop(), 0)) return finish_block_as_owner();
                 }
             }
         }
@@ -411,7 +382,10 @@ struct LaunchOf final : Launch {
 
 // What the OS thread that runs a block knows about it. All fibers of a block live on one OS
 // thread, so this is thread_local.
-enum class BlockMode { Plain, Probe, Fibers };
+// Plain: a loop over the threads; Probe: thread 0 runs alone first; Fibers: round-robin
+// barriers; Lockstep: warps in lock step at warp ops (lockstep.h).
+enum class BlockMode { Plain, Probe, Fibers, Lockstep };
+struct Lockstep;
 
 struct BlockState {
     BlockMode mode = BlockMode::Plain;
@@ -423,6 +397,7 @@ struct BlockState {
     std::vector<std::unique_ptr<FiberStack>> stacks;  // stacks[t] for thread t >= 1
     std::vector<unsigned char> shared_storage;
     unsigned char* dynamic_shared = nullptr;
+    Lockstep* lockstep = nullptr;  // made on the first warp op, kept for later blocks
 };
 
 // A pointer (constant-initialized) rather than the object: a thread_local with a constructor
@@ -458,28 +433,8 @@ inline void switch_thread(BlockState& s, unsigned from, unsigned to) {
     switch_context(s.contexts[from], s.contexts[to]);
 }
 
-inline void fiber_thread_entry(void* arg) {
-    auto& s = block_state();
-    unsigned me = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg));
-    s.launch->run_thread(s.launch);
-    s.finished[me] = 1;
-    switch_thread(s, me, next_thread(s, me));
-    fatal("a finished GPU thread was resumed");
-}
-
-inline void barrier() {
-    auto& s = block_state();
-    if (s.mode == BlockMode::Fibers) {
-        switch_thread(s, s.current, next_thread(s, s.current));
-        return;
-    }
-    if (s.mode == BlockMode::Plain)
-        fatal("__syncthreads() reached by some threads of a block but not by its thread 0 "
-              "(a barrier must be reached by all threads of a block or none)");
-    // Probe: thread 0 reached a barrier; every other thread of this block becomes a fiber.
-    const unsigned n = s.launch->threads_per_block;
-    s.mode = BlockMode::Fibers;
-    s.current = 0;
+// Stacks, contexts and thread indices for the `n` threads of the running block.
+inline void prepare_fibers(BlockState& s, unsigned n) {
     if (s.contexts.size() < n) s.contexts.resize(n);
     s.finished.assign(n, 0);
     if (s.index.size() != n || s.index.back().x + 1 != blockDim.x || s.index.back().y + 1 != blockDim.y) {
@@ -491,6 +446,43 @@ inline void barrier() {
         }
     }
     while (s.stacks.size() < n) s.stacks.push_back(std::make_unique<FiberStack>());
+}
+
+}  // namespace rocm_perf_host
+#include "rocm_perf_host/lockstep.h"
+namespace rocm_perf_host {
+
+inline bool block_left_plain_loop() { return block_state_of_thread->mode != BlockMode::Plain; }
+inline void finish_block_as_owner() { lockstep_finish(*block_state_of_thread); }
+
+inline void fiber_thread_entry(void* arg) {
+    auto& s = block_state();
+    unsigned me = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(arg));
+    s.launch->run_thread(s.launch);
+    if (s.mode == BlockMode::Lockstep) {
+        lockstep_finish(s);
+        fatal("a finished GPU thread was resumed");
+    }
+    s.finished[me] = 1;
+    switch_thread(s, me, next_thread(s, me));
+    fatal("a finished GPU thread was resumed");
+}
+
+inline void barrier() {
+    auto& s = block_state();
+    if (s.mode == BlockMode::Fibers) {
+        switch_thread(s, s.current, next_thread(s, s.current));
+        return;
+    }
+    if (s.mode == BlockMode::Lockstep) return lockstep_wait(s, LaneState::AtBarrier);
+    if (s.mode == BlockMode::Plain)
+        fatal("__syncthreads() reached by some threads of a block but not by its thread 0 "
+              "(a barrier must be reached by all threads of a block or none)");
+    // Probe: thread 0 reached a barrier; every other thread of this block becomes a fiber.
+    const unsigned n = s.launch->threads_per_block;
+    s.mode = BlockMode::Fibers;
+    s.current = 0;
+    prepare_fibers(s, n);
     for (unsigned t = 1; t < n; ++t)
         s.stacks[t]->start(s.contexts[t], &fiber_thread_entry, reinterpret_cast<void*>(std::uintptr_t(t)));
     switch_thread(s, 0, next_thread(s, 0));
@@ -506,16 +498,23 @@ inline void run_block(Launch& l, std::uint64_t linear_block) {
     // fiber at all; one that does turns its block into fibers at that first barrier.
     s.mode = BlockMode::Probe;
     threadIdx.x = threadIdx.y = threadIdx.z = 0;
+    s.current = 0;
     l.run_thread(&l);
     if (s.mode == BlockMode::Fibers) {
         s.finished[0] = 1;
         switch_thread(s, 0, next_thread(s, 0));  // returns when every thread has finished
+    } else if (s.mode == BlockMode::Lockstep) {
+        lockstep_finish(s);  // returns when every thread has finished
     } else {
         s.mode = BlockMode::Plain;
         l.run_threads_from(&l, 1);
     }
     s.mode = BlockMode::Plain;
 }
+
+}  // namespace rocm_perf_host
+#include "rocm_perf_host/grid.h"
+namespace rocm_perf_host {
 
 // Blocks of active launches, taken in chunks by the launching stream's worker and by helpers.
 struct BlockPool {
@@ -533,12 +532,7 @@ struct BlockPool {
     // Runs chunks of `l` until none is left.
     void work_on(Launch& l) {
         SamplingScope sampling(l.kernel);  // sampler.h: samples this thread while it runs the launch
-        gridDim.x = l.grid.x, gridDim.y = l.grid.y, gridDim.z = l.grid.z;
-        blockDim.x = l.block.x, blockDim.y = l.block.y, blockDim.z = l.block.z;
-        auto& s = block_state();
-        if (s.shared_storage.size() < l.shmem + 64) s.shared_storage.resize(l.shmem + 64);
-        auto raw = reinterpret_cast<std::uintptr_t>(s.shared_storage.data());
-        s.dynamic_shared = reinterpret_cast<unsigned char*>((raw + 63) & ~std::uintptr_t(63));
+        enter_launch(l);
         for (;;) {
             std::uint64_t first = l.next_block.fetch_add(l.chunk, std::memory_order_relaxed);
             if (first >= l.total_blocks) break;
@@ -551,6 +545,7 @@ struct BlockPool {
     // The launching stream's worker runs blocks too; it returns when every block is done and
     // no helper still holds the launch (the caller frees it then).
     void run(Launch& l) {
+        if (l.cooperative) return run_all_resident(l);
         if (helpers > 0) {
             std::lock_guard<std::mutex> lock(m);
             active.push_back(&l);
@@ -877,9 +872,22 @@ inline int kernel_index(KernelIdentity id, const char* source_name) {
     return index;
 }
 
+// How a launch runs its blocks: from the block pool, or all resident at once (cooperative).
+enum class LaunchKind { Pool, Cooperative };
+
+template <class Body, class... Args>
+inline hipError_t launch_kernel_as(LaunchKind kind, KernelIdentity id, const char* source_name, dim3 grid, dim3 block,
+                                   std::size_t shmem, hipStream_t stream, Body body, Args&&... args);
+
 template <class Body, class... Args>
 inline void launch_kernel(KernelIdentity id, const char* source_name, dim3 grid, dim3 block, std::size_t shmem,
                           hipStream_t stream, Body body, Args&&... args) {
+    launch_kernel_as(LaunchKind::Pool, id, source_name, grid, block, shmem, stream, body, std::forward<Args>(args)...);
+}
+
+template <class Body, class... Args>
+inline hipError_t launch_kernel_as(LaunchKind kind, KernelIdentity id, const char* source_name, dim3 grid, dim3 block,
+                                   std::size_t shmem, hipStream_t stream, Body body, Args&&... args) {
     Runtime& r = runtime();
     ihipStream_t* s = r.resolve(stream);
     ApiScope api("hipLaunchKernel");
@@ -894,10 +902,15 @@ inline void launch_kernel(KernelIdentity id, const char* source_name, dim3 grid,
         api.number("sharedMemBytes", shmem);
         api.pointer("stream", stream);
     }
-    if (threads == 0 || threads > 1024 || blocks == 0) {
-        r.set_error(hipErrorInvalidConfiguration);
+    hipError_t refused = hipSuccess;
+    if (threads == 0 || threads > 1024 || blocks == 0 || block.z > 1024 || grid.y > 65536 || grid.z > 65536)
+        refused = hipErrorInvalidConfiguration;
+    else if (kind == LaunchKind::Cooperative && !cooperative_launch_fits(unsigned(threads), shmem, blocks, r.threads))
+        refused = hipErrorCooperativeLaunchTooLarge;
+    if (refused != hipSuccess) {
+        r.set_error(refused);
         api.finish();
-        return;
+        return refused;
     }
     auto* l = new LaunchOf<Body, std::decay_t<Args>...>(body, std::forward<Args>(args)...);
     l->grid = grid;
@@ -906,6 +919,7 @@ inline void launch_kernel(KernelIdentity id, const char* source_name, dim3 grid,
     l->threads_per_block = static_cast<unsigned>(threads);
     l->total_blocks = blocks;
     l->kernel = kernel;
+    l->cooperative = kind == LaunchKind::Cooperative;
     // Chunks keep the shared block counter cold; several per thread keep the load balanced.
     l->chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t(r.threads) * 16));
     const std::int64_t corr = api.record.corr;
@@ -919,6 +933,7 @@ inline void launch_kernel(KernelIdentity id, const char* source_name, dim3 grid,
         l->destroy(l);
     });
     api.finish();
+    return hipSuccess;
 }
 
 // `extern __shared__ T name[];` at file scope becomes one of these (see launch_prepass.py):
@@ -955,4 +970,8 @@ inline unsigned __lane_id() {
                                     dim3(GRID), dim3(BLOCK), static_cast<std::size_t>(SHMEM), (STREAM),         \
                                     [](auto&&... rocm_perf_args) { K(rocm_perf_args...); }, ##__VA_ARGS__)
 
+#include "rocm_perf_host/warp.h"
 #include "rocm_perf_host/api.h"
+#include "rocm_perf_host/launch_api.h"
+#include "rocm_perf_host/memory_api.h"
+#include "rocm_perf_host/unsupported.h"
