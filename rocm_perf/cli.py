@@ -21,6 +21,14 @@ def _add_backend_option(p: argparse.ArgumentParser) -> None:
         help="where to build and measure: rocm (hipcc + rocprofv3 on an AMD GPU), host (CPU), "
         "auto = rocm when rocprofv3 and a GPU agent are present, else host (default: auto)",
     )
+    p.add_argument(
+        "--warp-size",
+        type=int,
+        choices=[32, 64],
+        default=None,
+        help="host backend: lanes per emulated wavefront, 64 as on CDNA (default) or 32 for code written "
+        "for 32-lane waves",
+    )
 
 
 def _parse_meta(items: list[str]) -> dict[str, str]:
@@ -445,6 +453,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend_option(p)
     p.set_defaults(func=cmd_sweep)
 
+    p = sub.add_parser("hipcc", help="hipcc's command line, building for the CPU with the host runtime (also: rocm-perf-hipcc)",
+                       add_help=False)
+    p.add_argument("hipcc_args", nargs=argparse.REMAINDER)
+
     p = sub.add_parser("status", help="what a sweep (or its daemon) is doing: target, stage, queue, gains, budget left")
     p.add_argument("sweep", help="the sweep directory")
     p.add_argument("--json", action="store_true")
@@ -463,6 +475,10 @@ def _split_program_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hipcc"]:  # hipcc's own command line follows, options and all: no argparse
+        from rocm_perf.backends.host_hipcc import main as hipcc_main
+
+        return hipcc_main(argv[1:])
     ours, program_args = _split_program_args(argv)
     parser = build_parser()
     args = parser.parse_args(ours)

@@ -46,11 +46,11 @@ class Check:
 def gather_checks() -> list[Check]:
     """Every check, in the order the report prints them."""
     checks = [_host_backend(), _rocm_backend()]
-    checks += [_host_cxx(), _hipcc()]
+    checks += [_host_cxx(), _hipcc(), _hipcc_wrapper()]
     checks += [_rocprofv3()]
     checks += [_gpu_agents()]
     checks += _libclang()
-    checks += [_cxxfilt(), _symbolizer()]
+    checks += [_cxxfilt(), _symbolizer(), _cmake()]
     checks += slurm_checks()
     return checks
 
@@ -143,6 +143,33 @@ def _hipcc() -> Check:
     arch, match, _ = choose_target("gfx942", hipcc)
     mapping = "gfx942 native" if match == "exact" else f"gfx942 checked as {arch} ({match})"
     return Check("compilers", "hipcc (AMD targets)", True, f"{hipcc}: {version}; {mapping}")
+
+
+def _hipcc_wrapper() -> Check:
+    """The hipcc-compatible wrapper of the host backend, for make and CMake projects."""
+    from rocm_perf.backends.host_toolchain import CMAKE_TOOLCHAIN
+
+    script = shutil.which("rocm-perf-hipcc")
+    beside = os.path.join(os.path.dirname(sys.executable), "rocm-perf-hipcc")
+    if script is None and os.access(beside, os.X_OK):
+        script = beside
+    where = script or "`rocm-perf hipcc` (the rocm-perf-hipcc script is not on PATH)"
+    ok = CMAKE_TOOLCHAIN.is_file()
+    detail = f"{where}; CMake toolchain {CMAKE_TOOLCHAIN}" if ok else f"the CMake toolchain file is missing: {CMAKE_TOOLCHAIN}"
+    return Check("compilers", "hipcc wrapper (host)", ok, detail, None if ok else f"{sys.executable} -m pip install --force-reinstall rocm-perf")
+
+
+def _cmake() -> Check:
+    """CMake 3.21+ reads CMAKE_TOOLCHAIN_FILE from the environment: projects need no flag."""
+    path = shutil.which("cmake")
+    if path is None:
+        return Check("tools", "cmake (projects)", False, "not on PATH: CMake projects cannot be built", "sudo apt-get install -y cmake")
+    line = _first_line([path, "--version"]) or ""
+    version = line.split()[-1] if line else "unknown"
+    parts = [int(x) for x in version.split(".")[:2] if x.isdigit()]
+    ok = len(parts) == 2 and tuple(parts) >= (3, 21)
+    detail = f"{path}: {version}" + ("" if ok else " (3.21 or newer reads CMAKE_TOOLCHAIN_FILE from the environment)")
+    return Check("tools", "cmake (projects)", ok, detail, None if ok else f"{sys.executable} -m pip install 'cmake>=3.21'")
 
 
 def _rocprofv3() -> Check:
