@@ -135,6 +135,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         sample=args.sample,
         pc_sampling=args.pc_sampling,
         att=args.att,
+        warp_size=args.warp_size,
     )
 
 

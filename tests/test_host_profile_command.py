@@ -71,3 +71,12 @@ def test_missing_target_and_bad_rounds(tmp_path):
         run_profile(tmp_path / "nope.cu", backend="host", out=tmp_path)
     with pytest.raises(RocmPerfError, match="--rounds"):
         run_profile(HOST / "barriers.cu", backend="host", rounds=0, out=tmp_path)
+
+
+def test_profile_with_32_lane_warps_from_the_command_line(tmp_path, capsys):
+    rc = main(["profile", str(HOST / "warp_ops.cu"), "--backend", "host", "--warp-size", "32", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "32-lane warps" in out
+    db = next(only_run_dir(tmp_path).glob("baseline/round_1/*_results.db"))
+    assert load_trace(db).agents[0].extra["wave_front_size"] == 32

@@ -200,7 +200,7 @@ def run_optimize(args: argparse.Namespace, *, write_report: Callable[[Path], Non
         else:
             run_dir = None
             opt = display
-    backend = select_backend(opt.backend if run_dir is None else ledger.get("backend"))
+    backend = select_backend(opt.backend if run_dir is None else ledger.get("backend"), warp_size=opt.warp_size)
     if run_dir is None:
         run_dir, ledger = create_run(opt, backend.name, backend.describe(), sys.argv)
         write_run_metadata(run_dir, opt, backend)

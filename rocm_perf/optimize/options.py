@@ -23,6 +23,7 @@ class OptimizeOptions:
     source: Path
     program_args: list[str] = field(default_factory=list)
     backend: str = "auto"
+    warp_size: int | None = None  # host backend: lanes per emulated wavefront (None: 64)
     run: str | None = None  # a harness command; {exe} is the built program
     kernels: list[str] = field(default_factory=list)  # restrict to these kernels (substring match)
     rules: list[str] = field(default_factory=list)  # restrict to these rules
@@ -67,6 +68,8 @@ class OptimizeOptions:
         """Same source path and same result-deciding options -> same fingerprint (to offer a resume)."""
         d = self.recorded()
         d.pop("time_budget_s")  # a longer budget on the same run is still the same run
+        if d.get("warp_size") is None:
+            d.pop("warp_size")  # runs from before --warp-size existed keep their fingerprint
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -160,6 +163,7 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         source=Path(args.source) if args.source else Path(),
         program_args=list(getattr(args, "program_args", None) or []),
         backend=getattr(args, "backend", "auto"),
+        warp_size=getattr(args, "warp_size", None),
         run=args.run,
         kernels=_csv(args.kernels),
         rules=_csv(args.rules),

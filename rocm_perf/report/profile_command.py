@@ -126,6 +126,7 @@ def run_profile(
     sample: bool | None = None,
     pc_sampling: str | None = None,
     att: bool = False,
+    warp_size: int | None = None,
 ) -> int:
     """Profile `target`; returns 0, or 1 when the program fails its own check (non-zero exit).
 
@@ -138,7 +139,7 @@ def run_profile(
     if rounds < 1:
         raise RocmPerfError(f"--rounds must be at least 1, got {rounds}")
     target = Path(target)
-    chosen = select_backend(backend, sample=sample, pc_sampling=pc_sampling, att=att)
+    chosen = select_backend(backend, sample=sample, pc_sampling=pc_sampling, att=att, warp_size=warp_size)
     if counters and not chosen.has_counters:
         raise RocmPerfError(chosen.no_counters_message())
     console = Console()
