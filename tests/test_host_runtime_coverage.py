@@ -118,6 +118,7 @@ def test_runtime_api_memory_streams_events_properties_errors(built, tmp_path):
     [
         ("unsupported_texture", 7, "rocm-perf host backend: texture fetch"),
         ("unsupported_gcn_asm", 7, "inline GCN assembly (`v_mov_b32_e32 %0, %1`)"),
+        ("unsupported_module", 7, "rocm-perf host backend: hipModuleLoad (GPU code objects) is not supported"),
     ],
 )
 def test_what_cannot_run_fails_at_build_time_naming_feature_and_line(tmp_path, name, line, feature):

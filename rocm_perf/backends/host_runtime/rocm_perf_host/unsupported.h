@@ -12,12 +12,23 @@
 
 #include "rocm_perf_host/runtime.h"
 
+namespace rocm_perf_host {
+// What a refused call returns: anything the program assigns it to, so that the static_assert
+// naming the feature is the compiler's only complaint.
+struct Refused {
+    template <class T>
+    operator T() const {
+        return T();
+    }
+};
+}  // namespace rocm_perf_host
+
 #define ROCM_PERF_REFUSE(NAME, WHAT, WHY)                                                                    \
     template <class... Args>                                                                                 \
-    inline int NAME(Args...) {                                                                               \
+    inline ::rocm_perf_host::Refused NAME(Args...) {                                                         \
         static_assert(rocm_perf_host::unsupported_on_host<Args...>::value,                                   \
                       "rocm-perf host backend: " #NAME " (" WHAT ") is not supported: " WHY);               \
-        return 0;                                                                                            \
+        return {};                                                                                           \
     }
 #define ROCM_PERF_REFUSE_TEXTURE(NAME) \
     ROCM_PERF_REFUSE(NAME, "texture fetch", "the CPU has no texture units; profile this program with the rocm backend")
@@ -138,6 +149,9 @@ inline hipError_t hipMemcpyToArray(hipArray_t, std::size_t, std::size_t, const v
 #define ROCM_PERF_REFUSE_MODULE(NAME) \
     ROCM_PERF_REFUSE(NAME, "GPU code objects", "the host backend builds device code with the program; profile this program with the rocm backend")
 typedef struct ihipModule_t* hipModule_t;
+#define HIP_LAUNCH_PARAM_BUFFER_POINTER (reinterpret_cast<void*>(0x01))
+#define HIP_LAUNCH_PARAM_BUFFER_SIZE (reinterpret_cast<void*>(0x02))
+#define HIP_LAUNCH_PARAM_END (reinterpret_cast<void*>(0x03))
 typedef struct ihipModuleSymbol_t* hipFunction_t;
 ROCM_PERF_REFUSE_MODULE(hipModuleLoad)
 ROCM_PERF_REFUSE_MODULE(hipModuleLoadData)
