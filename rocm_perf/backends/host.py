@@ -179,7 +179,7 @@ class HostBackend(Backend):
         """Run argv with tracing on; each process that used HIP leaves a rocpd database in out_dir."""
         from rocm_perf.trace.rocpd_write import write_rocpd
 
-        out_dir = Path(out_dir)
+        out_dir = Path(out_dir).resolve()  # the program may run elsewhere (cwd): its log path must not move
         out_dir.mkdir(parents=True, exist_ok=True)
         tag = uuid.uuid4().hex[:8]
         log_template = out_dir / f"host_trace_{tag}_%pid%.jsonl"

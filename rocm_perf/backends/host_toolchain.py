@@ -28,7 +28,7 @@ WRAPPER_NAMES = ("hipcc", "rocm-perf-hipcc", "rocm-perf-hip-cxx")
 
 def write_wrapper_scripts(bin_dir: Path) -> dict[str, Path]:
     """Write the wrapper's scripts into `bin_dir`; returns them by name."""
-    bin_dir = Path(bin_dir)
+    bin_dir = Path(bin_dir).resolve()  # the build runs elsewhere: absolute paths only
     bin_dir.mkdir(parents=True, exist_ok=True)
     python = shlex.quote(sys.executable)
     package_root = shlex.quote(str(Path(__file__).resolve().parents[2]))

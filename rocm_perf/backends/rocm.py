@@ -114,7 +114,7 @@ class RocmBackend(Backend):
         raises RocmPerfError with rocprofv3's last lines."""
         if not argv:
             raise RocmPerfError("nothing to profile: empty command")
-        out_dir = Path(out_dir)
+        out_dir = Path(out_dir).resolve()  # the program may run elsewhere (cwd): its output must not move
         out_dir.mkdir(parents=True, exist_ok=True)
         options = evidence_options(self.pc_sampling, self.att, self.target_arch()) \
             if (self.pc_sampling or self.att) else list(TRACE_OPTIONS)
