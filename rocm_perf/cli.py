@@ -124,7 +124,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from rocm_perf.report.profile_command import run_profile
 
     return run_profile(
-        Path(args.target),
+        Path(args.target) if args.target else None,
         program_args=args.program_args,
         backend=args.backend,
         rounds=args.rounds,
@@ -136,6 +136,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
         pc_sampling=args.pc_sampling,
         att=args.att,
         warp_size=args.warp_size,
+        project=Path(args.project) if args.project else None,
+        build=args.build,
+        run=args.run,
+        max_files=args.max_files,
     )
 
 
@@ -348,8 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="show every kernel")
     p.set_defaults(func=cmd_analyze)
 
-    p = sub.add_parser("profile", help="build (if given a source) and profile a HIP program")
-    p.add_argument("target", help="a .cu/.hip/.cpp source or a built program")
+    p = sub.add_parser("profile", help="build (if given a source or a project) and profile a HIP program")
+    p.add_argument("target", nargs="?", help="a .cu/.hip/.cpp source or a built program (or --project)")
     p.add_argument("program_args", nargs="*", help="arguments for the program (after --)")
     _add_backend_option(p)
     p.add_argument("--rounds", type=int, default=1, help="profiled runs (default: 1)")
@@ -366,6 +370,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rocm backend: rocprofv3 PC sampling (stochastic on MI300 and later, host_trap before; "
                    "default: auto) and the hot loops and lines")
     p.add_argument("--att", action="store_true", help="rocm backend: rocprofv3 thread trace, decoded per instruction")
+    p.add_argument("--project", metavar="DIR", help="a source tree with its own build: copied into the run "
+                   "(.gitignore respected, never written), built with --build, profiled running --run")
+    p.add_argument("--build", metavar="CMD", help="with --project: the shell command that builds the tree copy")
+    p.add_argument("--run", metavar="CMD", help="with --project: the shell command that runs the built program, "
+                   "from the top of the tree")
+    p.add_argument("--max-files", type=int, default=5000, help="with --project: refuse trees with more files (default: 5000)")
     p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser(

@@ -98,3 +98,25 @@ def test_run_directory_under_a_file_is_a_clear_error(tmp_path):
     (tmp_path / "a-file").write_text("x")
     with pytest.raises(RocmPerfError, match="not writable"):
         open_ledger(tmp_path / "a-file" / "run", create=True)
+
+
+def test_a_version_1_ledger_is_migrated_and_its_trials_have_no_file(tmp_path):
+    """Runs made before project runs: the trials table gains `file` (empty), nothing else moves."""
+    from rocm_perf.optimize.ledger import SCHEMA, SCHEMA_VERSION
+
+    old_ddl = SCHEMA.create.replace(",\n    file TEXT NOT NULL DEFAULT ''", "")
+    assert "file TEXT" not in old_ddl and SCHEMA_VERSION == 2
+    db = sqlite3.connect(tmp_path / "ledger.db")
+    db.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);" + old_ddl)
+    db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    db.execute("INSERT INTO trials (id, generation, loop_key, kernel, loop_id, rule, factor, expected_value, status, updated)"
+               " VALUES (1, 0, 'k@9', 'k', 'k:k:1:9', 'unroll_pragma', 4, 0.5, 'rejected', 0)")
+    db.commit()
+    db.close()
+    ledger = open_ledger(tmp_path)
+    (trial,) = ledger.trials()
+    assert trial.file == "" and trial.label == "k k:k:1:9 unroll_pragma x4"
+    new = ledger.add_trial(generation=0, loop_key="src/a.cu::k@9", kernel="k", loop_id="k:k:1:9", rule="unroll_manual",
+                           factor=2, expected_value=0.4, file="src/a.cu")
+    assert ledger.trial(new).file == "src/a.cu"
+    ledger.close()

@@ -1,5 +1,6 @@
-"""`rocm-perf apply`: write a run's accepted result to the user's file, only if that file is still
-the one the run started from (same sha256), atomically, with a backup; or print a patch."""
+"""`rocm-perf apply`: write a run's accepted result to the user's file (a project run: to each
+changed file of the project), only if it is still the one the run started from (same sha256),
+atomically, with a backup; or print a patch."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.atomic_file import write_atomic
-from rocm_perf.optimize.artifacts import unified_diff
+from rocm_perf.optimize.artifacts import changed_files, project_diff, unified_diff
 from rocm_perf.optimize.command import find_run
 from rocm_perf.optimize.ledger import open_ledger
 
 
-def _target_source(run_dir: Path, ledger, trial: str | None) -> tuple[bytes, str]:
-    """The source to apply (all accepted changes, or those up to `trial`) and what it is."""
+def _chosen_baseline(run_dir: Path, ledger, trial: str | None):
+    """The baseline to apply (all accepted changes, or those up to `trial`) and what it is."""
     bases = ledger.baselines()
     if not bases:
         raise RocmPerfError(f"{run_dir}: the run has no baseline yet; nothing to apply")
@@ -29,12 +30,74 @@ def _target_source(run_dir: Path, ledger, trial: str | None) -> tuple[bytes, str
             raise RocmPerfError(f"{run_dir}: trial {trial} was not accepted (accepted: {', '.join(accepted) or 'none'})")
         chosen = matches[0]
     what = "the original (nothing accepted)" if chosen.trial_id is None else f"accepted changes up to trial {chosen.trial_id}"
+    return chosen, what
+
+
+def _target_source(run_dir: Path, ledger, trial: str | None) -> tuple[bytes, str]:
+    """The source to apply (all accepted changes, or those up to `trial`) and what it is."""
+    chosen, what = _chosen_baseline(run_dir, ledger, trial)
     return (run_dir / chosen.source_path).read_bytes(), what
+
+
+def _apply_project(run_dir: Path, ledger, trial: str | None, patch: bool) -> int:
+    """A project run: every changed file, each only if it still has the sha256 the run started
+    from; all or none (a failed write restores the files already written)."""
+    project = ledger.get("project")
+    root = Path(project["root"])
+    recorded = ledger.get("source_files") or {}
+    chosen, what = _chosen_baseline(run_dir, ledger, trial)
+    changes = changed_files(run_dir / ledger.baselines()[0].source_path, run_dir / chosen.source_path, project["sources"])
+    if patch:
+        sys.stdout.write(project_diff(changes))
+        print(f"rocm-perf: a patch of {len(changes)} file(s) relative to {root}: apply it there with `git apply` "
+              "(or `patch -p1`)", file=sys.stderr)
+        return 0
+    if not changes:
+        print(f"{root}: {what}: no file to change")
+        return 0
+    current: dict[str, bytes] = {}
+    for rel, _, after in changes:
+        path = root / rel
+        try:
+            current[rel] = path.read_bytes()
+        except OSError as e:
+            raise RocmPerfError(f"{path}: cannot read ({e.strerror or e}); nothing was written") from e
+    if all(current[rel] == after for rel, _, after in changes):
+        print(f"{root}: already holds {what}")
+        return 0
+    moved = [rel for rel, _, _ in changes if hashlib.sha256(current[rel]).hexdigest() != recorded.get(rel)]
+    if moved:
+        raise RocmPerfError(
+            f"{root}: {', '.join(moved)} changed since the run started; refusing to overwrite (nothing was written). "
+            f"Use `rocm-perf apply {run_dir} --patch` for a diff to merge")
+    written: list[str] = []
+    try:
+        for rel, _, after in changes:
+            path = root / rel
+            write_atomic(path.with_name(f"{path.name}.{run_dir.name}.orig"), current[rel])
+        for rel, _, after in changes:
+            path = root / rel
+            mode = path.stat().st_mode & 0o7777
+            write_atomic(path, after)
+            os.chmod(path, mode)
+            written.append(rel)
+    except OSError as e:
+        for rel in written:  # all or none
+            write_atomic(root / rel, current[rel])
+        raise RocmPerfError(f"{root}: cannot write ({e.strerror or e}); the project's files are as they were") from e
+    for rel in written:
+        print(f"{root / rel}: wrote {what}; the original is in {root / rel}.{run_dir.name}.orig")
+    return 0
 
 
 def run_apply(run: Path, trial: str | None = None, patch: bool = False, out_root: Path = Path("runs")) -> int:
     run_dir = find_run(out_root, str(run))
     ledger = open_ledger(run_dir)
+    if ledger.get("project"):
+        try:
+            return _apply_project(run_dir, ledger, trial, patch)
+        finally:
+            ledger.close()
     try:
         user_file = Path(ledger.get("source_path"))
         baseline_sha = ledger.get("source_sha256")

@@ -1,11 +1,12 @@
-"""A run's derived files, rebuilt from the ledger alone: accepted.diff, final.cu, summary.json,
-report.md, and the one-screen terminal summary."""
+"""A run's derived files, rebuilt from the ledger alone: accepted.diff, final.cu (a project run:
+final/ with each changed file), summary.json, report.md, and the one-screen terminal summary."""
 
 from __future__ import annotations
 
 import difflib
 import json
 import math
+import shutil
 from pathlib import Path
 
 from rocm_perf.atomic_file import write_atomic
@@ -15,6 +16,21 @@ from rocm_perf.optimize.ledger import Ledger, Trial
 def unified_diff(before: str, after: str, name: str) -> str:
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         fromfile=f"a/{name}", tofile=f"b/{name}"))
+
+
+def changed_files(before_tree: Path, after_tree: Path, sources: list[str]) -> list[tuple[str, bytes, bytes]]:
+    """(file, before, after) for each project source that differs between two trees of a run."""
+    out = []
+    for rel in sources:
+        before, after = (Path(before_tree) / rel).read_bytes(), (Path(after_tree) / rel).read_bytes()
+        if before != after:
+            out.append((rel, before, after))
+    return out
+
+
+def project_diff(changes: list[tuple[str, bytes, bytes]]) -> str:
+    """One patch over several files, paths relative to the project root (`git apply` there)."""
+    return "".join(unified_diff(b.decode(errors="replace"), a.decode(errors="replace"), rel) for rel, b, a in changes)
 
 
 def _interval_text(iv: dict | None) -> str:
@@ -40,6 +56,7 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "run": run_dir.name,
         "state": state or ledger.state,
         "source": ledger.get("source_path"),
+        "project": ledger.get("project"),
         "source_sha256": ledger.get("source_sha256"),
         "final_sha256": bases[-1].source_sha256 if bases else None,
         "backend": ledger.get("backend"),
@@ -115,7 +132,18 @@ def write_artifacts(run_dir: Path, ledger: Ledger, *, state: str | None = None) 
     bases = ledger.baselines()
     summary = build_summary(run_dir, ledger, state=state)
     summary["before_after"] = before_after(run_dir)
-    if bases:
+    project = ledger.get("project")
+    if bases and project:
+        changes = changed_files(run_dir / bases[0].source_path, run_dir / bases[-1].source_path, project["sources"])
+        summary["files_changed"] = [rel for rel, _, _ in changes]
+        final_dir = run_dir / "final"
+        if final_dir.exists():
+            shutil.rmtree(final_dir)
+        for rel, _, after in changes:
+            (final_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(final_dir / rel, after)
+        write_atomic(run_dir / "accepted.diff", project_diff(changes).encode())
+    elif bases:
         original = (run_dir / bases[0].source_path).read_bytes()
         final = (run_dir / bases[-1].source_path).read_bytes()
         name = Path(ledger.get("source_path") or "source.cu").name

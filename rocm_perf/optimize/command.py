@@ -74,9 +74,41 @@ def _new_run_dir(out_root: Path, source: Path) -> Path:
     return run
 
 
+def _project_plan(opt: OptimizeOptions) -> tuple[list[str], list[str], dict[str, str]]:
+    """A project's files to copy, its sources to rewrite and their sha256s (RocmPerfError on bad input)."""
+    from rocm_perf.optimize.project import file_digests, kernel_sources, project_files, resolve_sources
+
+    root = Path(opt.source)
+    files = project_files(root, opt.max_files)
+    sources = resolve_sources(root, opt.sources, files) if opt.sources else kernel_sources(root, files)
+    if not sources:
+        raise RocmPerfError(f"{root}: no .cu/.hip file of the project defines a kernel; name the sources to rewrite "
+                            "with --source")
+    return files, sources, file_digests(root, sources)
+
+
 def create_run(opt: OptimizeOptions, backend_name: str, device: str, command_line: list[str]) -> tuple[Path, Ledger]:
-    """A new run directory with its ledger, the source copy and the recorded options."""
+    """A new run directory with its ledger, the source copy (a project: the tree's copy) and the
+    recorded options."""
     source = Path(opt.source)
+    if opt.project:
+        from rocm_perf.optimize.project import copy_files, tree_digest
+
+        files, sources, digests = _project_plan(opt)
+        run_dir = _new_run_dir(opt.out, source.resolve())
+        ledger = open_ledger(run_dir, create=True)
+        try:
+            copy_files(source, files, run_dir / "baseline" / "tree")
+        except OSError as e:
+            raise RocmPerfError(f"{run_dir}: cannot copy the project into the run ({e.strerror or e})") from e
+        with ledger.transaction():
+            ledger.set("project", {"root": str(source.resolve()), "build": opt.build, "run": opt.run,
+                                   "sources": sources, "files": len(files)})
+            ledger.set("source_files", digests)
+            ledger.set("source_path", str(source.resolve()))
+            ledger.set("source_sha256", tree_digest(digests))
+            _record_run(ledger, opt, backend_name, device, command_line)
+        return run_dir, ledger
     try:
         data = source.read_bytes()
     except OSError as e:
@@ -91,15 +123,20 @@ def create_run(opt: OptimizeOptions, backend_name: str, device: str, command_lin
     with ledger.transaction():
         ledger.set("source_path", str(source.resolve()))
         ledger.set("source_sha256", sha256_bytes(data))
-        ledger.set("options", opt.recorded())
-        ledger.set("fingerprint", opt.fingerprint())
-        ledger.set("backend", backend_name)
-        ledger.set("device", device)
-        ledger.set("cwd", os.getcwd())
-        ledger.set("command_line", command_line)
-        ledger.set("tool_version", __version__)
-        ledger.set("created", time.time())
+        _record_run(ledger, opt, backend_name, device, command_line)
     return run_dir, ledger
+
+
+def _record_run(ledger: Ledger, opt: OptimizeOptions, backend_name: str, device: str, command_line: list[str]) -> None:
+    """The options and circumstances of a new run (inside the caller's transaction)."""
+    ledger.set("options", opt.recorded())
+    ledger.set("fingerprint", opt.fingerprint())
+    ledger.set("backend", backend_name)
+    ledger.set("device", device)
+    ledger.set("cwd", os.getcwd())
+    ledger.set("command_line", command_line)
+    ledger.set("tool_version", __version__)
+    ledger.set("created", time.time())
 
 
 def recorded_options(ledger: Ledger, display: OptimizeOptions) -> OptimizeOptions:
@@ -109,6 +146,19 @@ def recorded_options(ledger: Ledger, display: OptimizeOptions) -> OptimizeOption
     rec["rules_dir"] = Path(rec["rules_dir"]) if rec.get("rules_dir") else None
     return OptimizeOptions(**rec, out=display.out, resume=display.resume, new=False, quiet=display.quiet,
                            as_json=display.as_json, jobs=display.jobs)
+
+
+def make_runner(run_dir: Path, ledger: Ledger, opt: OptimizeOptions, backend) -> ProfiledRounds:
+    """The rounds of a run: the built program (or harness) for a source; for a project, its run
+    command in the built tree, with the environment its build had (host backend: the wrapper)."""
+    if not opt.project:
+        return ProfiledRounds(backend, program_args=opt.program_args, run_template=opt.run, timeout_s=opt.timeout_s,
+                              cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines)
+    from rocm_perf.optimize.project import build_environment
+
+    return ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=opt.timeout_s,
+                          cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines, project_run=opt.run,
+                          env=build_environment(backend, run_dir / "bin"))
 
 
 def _ask_resume(run: Path) -> bool:
@@ -190,7 +240,10 @@ def run_optimize(args: argparse.Namespace, *, write_report: Callable[[Path], Non
         opt = recorded_options(ledger, display)
     else:
         source = Path(display.source)
-        if not source.is_file():
+        if display.project:
+            if not source.is_dir():
+                raise RocmPerfError(f"{source}: no such project directory")
+        elif not source.is_file():
             raise RocmPerfError(f"{source}: no such source file")
         existing = None if display.new else unfinished_run_for(display.out, display.fingerprint())
         if existing is not None and _ask_resume(existing):
@@ -210,8 +263,7 @@ def run_optimize(args: argparse.Namespace, *, write_report: Callable[[Path], Non
     if not opt.quiet:  # on stderr: --json keeps stdout for the summary
         print(f"backend: {backend.name} ({backend.describe()})", file=sys.stderr)
     reporter = make_reporter(quiet=opt.quiet, as_json=opt.as_json)
-    runner = ProfiledRounds(backend, program_args=opt.program_args, run_template=opt.run, timeout_s=opt.timeout_s,
-                            cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines)
+    runner = make_runner(run_dir, ledger, opt, backend)
     services = Services(backend=backend, runner=runner, tools=SourceTools.default(),
                         compile_check=compile_checker(opt.compile_check), reporter=reporter, write_report=write_report)
     loop = OptimizeLoop(run_dir, ledger, opt, services)

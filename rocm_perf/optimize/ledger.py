@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.sqlite_db import LedgerDB, Schema
+from rocm_perf.sqlite_db import LedgerDB, Migration, Schema
 
 LEDGER_NAME = "ledger.db"
 
-# Version 1. A change to the tables appends a Migration to SCHEMA (sqlite_db.py) and edits this text.
+# Version 2. A change to the tables appends a Migration to SCHEMA (sqlite_db.py) and edits this text.
 _TABLES = """
 CREATE TABLE IF NOT EXISTS transitions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, state TEXT NOT NULL, detail TEXT NOT NULL);
@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS trials (
     expected_value REAL NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',
     detail TEXT NOT NULL DEFAULT '', source_sha256 TEXT NOT NULL DEFAULT '',
     diff TEXT NOT NULL DEFAULT '', executable TEXT NOT NULL DEFAULT '',
-    resources TEXT NOT NULL DEFAULT '{}', evidence TEXT NOT NULL DEFAULT '{}', updated REAL NOT NULL);
+    resources TEXT NOT NULL DEFAULT '{}', evidence TEXT NOT NULL DEFAULT '{}', updated REAL NOT NULL,
+    file TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS rounds (
     trial_id INTEGER NOT NULL, phase TEXT NOT NULL, idx INTEGER NOT NULL, role TEXT NOT NULL,
     ok INTEGER NOT NULL, failure TEXT NOT NULL, cp_ns REAL NOT NULL, sum_ns REAL NOT NULL,
@@ -46,7 +47,10 @@ CREATE TABLE IF NOT EXISTS decisions (
     trial_id INTEGER NOT NULL, phase TEXT NOT NULL, verdict TEXT NOT NULL, reason TEXT NOT NULL,
     data TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (trial_id, phase));
 """
-SCHEMA = Schema("run ledger", _TABLES)
+SCHEMA = Schema("run ledger", _TABLES, migrations=(
+    # 2: a project run's trial names the file it changes (relative to the project root).
+    Migration(2, "ALTER TABLE trials ADD COLUMN file TEXT NOT NULL DEFAULT ''"),
+))
 SCHEMA_VERSION = SCHEMA.version
 
 # Trial id 0 holds the baseline's own rounds (reference run, A/A noise floor).
@@ -73,6 +77,7 @@ class Trial:
     executable: str
     resources: dict
     evidence: dict
+    file: str = ""  # project runs: the file the candidate changes, relative to the project root
 
     @property
     def label(self) -> str:
@@ -155,11 +160,12 @@ class Ledger(LedgerDB):
 
     # ---- trials ----------------------------------------------------------------------------
 
-    def add_trial(self, *, generation: int, loop_key: str, kernel: str, loop_id: str, rule: str, factor: int, expected_value: float) -> int:
+    def add_trial(self, *, generation: int, loop_key: str, kernel: str, loop_id: str, rule: str, factor: int,
+                  expected_value: float, file: str = "") -> int:
         cur = self._write(
-            "INSERT INTO trials (generation, loop_key, kernel, loop_id, rule, factor, expected_value, status, updated)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?)",
-            (generation, loop_key, kernel, loop_id, rule, factor, expected_value, time.time()),
+            "INSERT INTO trials (generation, loop_key, kernel, loop_id, rule, factor, expected_value, status, updated, file)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?, ?)",
+            (generation, loop_key, kernel, loop_id, rule, factor, expected_value, time.time(), file),
         )
         return int(cur.lastrowid)
 
@@ -245,9 +251,10 @@ class Ledger(LedgerDB):
 
 
 def _trial(row: tuple) -> Trial:
-    (tid, gen, loop_key, kernel, loop_id, rule, factor, ev, status, reason, detail, sha, diff, exe, res, evid, _updated) = row
+    (tid, gen, loop_key, kernel, loop_id, rule, factor, ev, status, reason, detail, sha, diff, exe, res, evid, _updated,
+     file) = row
     return Trial(tid, gen, loop_key, kernel, loop_id, rule, int(factor), float(ev), status, reason, detail, sha, diff, exe,
-                 json.loads(res), json.loads(evid))
+                 json.loads(res), json.loads(evid), file)
 
 
 def open_ledger(run_dir: Path, *, create: bool = False) -> Ledger:

@@ -16,10 +16,11 @@ import errno
 import hashlib
 import json
 import math
+import shlex
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -30,7 +31,7 @@ from rocm_perf.optimize.ledger import BASELINE_TRIAL, Baseline, Ledger, RoundRow
 from rocm_perf.optimize.measure import RoundResult, RoundRunner, metric_value, outputs_differ
 from rocm_perf.optimize.options import OptimizeOptions
 from rocm_perf.optimize.heat import HeatRounds
-from rocm_perf.optimize.plan import RankedKernel, propose
+from rocm_perf.optimize.plan import Proposal, RankedKernel, propose
 from rocm_perf.optimize.progress import Reporter
 
 BASELINE, NOISE, RANK, PROPOSE, BUILD, SCREEN, CONFIRM, FINAL_CHECK, FINISH, DONE = (
@@ -108,6 +109,10 @@ class OptimizeLoop:
         self._rules = None
         self._analyses: dict[tuple[str, str], Any] = {}
         self._baseline_analysis: dict | None = None  # the baseline's analysis.json, once read
+        # A project run (optimize --project): the tree, its build and run commands, the sources.
+        self.project: dict | None = ledger.get("project")
+        self._project_env: dict[str, str] | None = None
+        self._tree_flags: dict[Path, list[str]] = {}
 
     # ---- driving ---------------------------------------------------------------------------
 
@@ -161,8 +166,56 @@ class OptimizeLoop:
         """The source analysis of `path`, once per content (libclang parses take seconds)."""
         key = (str(path), sha256_bytes(path.read_bytes()))
         if key not in self._analyses:
-            self._analyses[key] = self.svc.tools.analyze_source(path, self.flags)
+            self._analyses[key] = self.svc.tools.analyze_source(path, self._flags_of(path))
         return self._analyses[key]
+
+    # ---- projects: a tree per baseline and per candidate -------------------------------------
+
+    @property
+    def sources(self) -> list[str]:
+        """The files rewrites may change: a project's sources (relative to its root), or the one source."""
+        return list(self.project["sources"]) if self.project else [""]
+
+    def _source_of(self, base: Baseline, rel: str) -> Path:
+        """A source of a baseline: its tree's file `rel` (project), or its one source."""
+        return self._abs(base.source_path) / rel if self.project else self._abs(base.source_path)
+
+    def _flags_of(self, path: Path) -> list[str]:
+        """Parse and compile-check flags for `path`: the run's, and for a file of a project tree
+        -I for the tree's root and its header directories (the build's own flags are unknown)."""
+        if not self.project:
+            return self.flags
+        from rocm_perf.optimize.project import include_flags
+
+        tree = next((p for p in Path(path).parents if p.name == "tree"), None)
+        if tree is None:
+            return self.flags
+        if tree not in self._tree_flags:
+            files = [str(f.relative_to(tree)) for f in tree.rglob("*") if f.is_file()]
+            self._tree_flags[tree] = self.flags + include_flags(tree, files)
+        return self._tree_flags[tree]
+
+    def _env(self) -> dict[str, str]:
+        """What a project's build sees (on the host backend: the hipcc-compatible wrapper)."""
+        if self._project_env is None:
+            from rocm_perf.optimize.project import build_environment
+
+            self._project_env = build_environment(self.svc.backend, self.run_dir / "bin")
+        return self._project_env
+
+    def _build_tree(self, tree: Path, work: Path) -> Path:
+        """Copy a pristine tree to `work` and run the project's build command there."""
+        from rocm_perf.optimize.project import build_tree, copy_tree
+
+        copy_tree(tree, work)
+        build_tree(work, self.project["build"], self._env(), self.opt.build_timeout_s, work.parent / f"{work.name}.build.log",
+                   self.project["root"])
+        return work
+
+    def _tree_digest(self, tree: Path) -> str:
+        from rocm_perf.optimize.project import file_digests, tree_digest
+
+        return tree_digest(file_digests(tree, self.sources))
 
     def _rules_list(self) -> list:
         if self._rules is None:
@@ -179,7 +232,7 @@ class OptimizeLoop:
         """Per-kernel AMD resources from the compile check, keyed by demangled name (None = no check)."""
         if self.svc.compile_check is None:
             return None
-        report = self.svc.compile_check(source, arch=self.opt.arch, flags=tuple(self.flags))
+        report = self.svc.compile_check(source, arch=self.opt.arch, flags=tuple(self._flags_of(source)))
         if not getattr(report, "available", True):
             return None
         if not report.ok:
@@ -207,6 +260,8 @@ class OptimizeLoop:
     # ---- 1. baseline -----------------------------------------------------------------------
 
     def baseline(self) -> str:
+        if self.project:
+            return self._baseline_project()
         src_copy = self.run_dir / "baseline" / "source.cu"
         original_sha = self.ledger.get("source_sha256")
         if sha256_bytes(src_copy.read_bytes()) != original_sha:
@@ -234,6 +289,49 @@ class OptimizeLoop:
             self.ledger.set("twin_executable", self._rel(twin.executable))
             self.ledger.add_baseline(Baseline(0, None, original_sha, self._rel(src_copy),
                                               self._rel(program.executable), resources or {}))
+        return NOISE
+
+    def _baseline_project(self) -> str:
+        """The baseline of a project: its tree copy built twice (the program and its A/A twin)."""
+        tree = self.run_dir / "baseline" / "tree"
+        if self._tree_digest(tree) != self.ledger.get("source_sha256"):
+            raise RocmPerfError(f"{tree}: the run's copy of the project changed; start a new run")
+        self.report.stage(BASELINE, "building")
+        with ThreadPoolExecutor(max_workers=min(2, self.opt.jobs)) as pool:
+            builds = [pool.submit(self._build_tree, tree, self.run_dir / "baseline" / d) for d in ("work", "twin")]
+            work, twin = (f.result() for f in builds)
+        resources: dict | None = {}
+        for rel in self.sources:
+            found = self._resources(tree / rel)
+            if found is None:
+                resources = None
+                break
+            if "__error__" in found:
+                self.ledger.set("compile_check_error", f"{rel}: " + found["__error__"]["errors"][:2000])
+                self.report.message(f"AMD compile check failed on {rel}; candidates are checked without it")
+                resources = None
+                break
+            resources.update(found)
+        self.ledger.set("compile_check", resources is not None)
+        self.report.stage(BASELINE, "reference run")
+        ref, _ = self._run_round(self._rel(work), BASELINE_TRIAL, "reference", 0, "B")
+        self._record_round(BASELINE_TRIAL, "reference", 0, "B", ref)
+        if ref.outputs.get("processes") == 0:
+            why = ref.outputs.get("stderr_tail", "") or ref.outputs.get("stdout_tail", "")
+            raise RocmPerfError(
+                f"{self.project['root']}: the run command `{self.project['run']}` (exit {ref.outputs.get('returncode')}) "
+                "started no HIP program: no trace was written. It runs from the top of the built tree and must start "
+                f"the program the build makes" + (f" ({why.strip().splitlines()[-1][:200]})" if why.strip() else ""))
+        if not ref.ok:
+            why = ref.outputs.get("stderr_tail", "")
+            raise RocmPerfError(f"{self.project['root']}: the baseline program fails under `{self.project['run']}` "
+                                f"({ref.failure}, exit {ref.outputs.get('returncode')}): {why}".rstrip(": "))
+        self._roofline("baseline", work)
+        with self.ledger.transaction():
+            self.ledger.set("reference_outputs", ref.outputs)
+            self.ledger.set("twin_executable", self._rel(twin))
+            self.ledger.add_baseline(Baseline(0, None, self.ledger.get("source_sha256"), self._rel(tree),
+                                              self._rel(work), resources or {}))
         return NOISE
 
     # ---- 1b. A/A noise floor ---------------------------------------------------------------
@@ -283,11 +381,15 @@ class OptimizeLoop:
                 for sym, ns in row.kernel_ns.items():
                     medians.setdefault(sym, []).append(ns)
         base = self.ledger.baselines()[0]
-        analysis = self._analysis(self._abs(base.source_path))
+        analyses = [(rel, self._analysis(self._source_of(base, rel))) for rel in self.sources]
         ranking, skipped = [], []
         for sym in sorted(shares, key=lambda s: -sum(shares[s]) / len(shares[s])):
-            info = self.svc.tools.match_kernel(sym, analysis)
-            kernel = getattr(info, "name", "") if info is not None else ""
+            kernel, file = "", ""
+            for rel, analysis in analyses:  # a project: the file that defines the kernel
+                info = self.svc.tools.match_kernel(sym, analysis)
+                if info is not None:
+                    kernel, file = getattr(info, "name", ""), rel
+                    break
             if self.opt.kernels and not any(k in (kernel or sym) for k in self.opt.kernels):
                 continue
             share = sum(shares[sym]) / len(shares[sym])
@@ -297,7 +399,7 @@ class OptimizeLoop:
                 skipped.append({"kernel": kernel, "symbol": sym, "reason": verdict["blocked"]})
                 continue  # at its memory roof: no unroll candidate can help
             ranking.append(RankedKernel(sym, kernel, share, median, verdict["headroom"] if verdict else None,
-                                        verdict["bound"] if verdict else ""))
+                                        verdict["bound"] if verdict else "", file=file))
         ranking.sort(key=lambda r: -r.value)  # critical-path share x headroom (the share alone without counters)
         self.ledger.set("roofline_skipped", skipped)
         for entry in skipped:
@@ -321,6 +423,10 @@ class OptimizeLoop:
     def _measure_heat(self, base: Baseline) -> None:
         """Loop heat from untimed sampled rounds of the baseline (optimize/heat.py), when the backend
         can sample; the ledger records it (or why there is none) and the candidates' order uses it."""
+        if self.project:
+            self.ledger.set("loop_heat", None)
+            self.ledger.set("loop_heat_note", "no loop heat for a project run: the sampled build takes one source")
+            return
         probe = self.svc.heat if self.svc.heat is not None else HeatRounds.like(self.svc.runner)
         top = {r["kernel"] for r in self.ledger.get("top_kernels", [])}
         loops = [l for l in self._analysis(self._abs(base.source_path)).loops if l.kernel in top]
@@ -357,29 +463,40 @@ class OptimizeLoop:
             return FINAL_CHECK
         top = [RankedKernel(**r) for r in self.ledger.get("top_kernels", [])]
         base = self.ledger.current_baseline()
-        original = self._abs(self.ledger.baselines()[0].source_path).read_text(errors="replace")
-        current_path = self._abs(base.source_path)
-        analysis = self._analysis(current_path)
-        groups = propose(
-            ranking=top, analysis=analysis, rules=self._rules_list(), applicable_rules=self.svc.tools.applicable_rules,
-            original_text=original, current_text=current_path.read_text(errors="replace"),
-            tried_loop_keys={t.loop_key for t in self.ledger.trials()}, only_rules=self.opt.rules,
-            only_factors=self.opt.factors, resources=self._resources_by_kernel(base.resources, top),
-            heat=self.ledger.get("loop_heat"),
-        )
+        first = self.ledger.baselines()[0]
+        tried = {t.loop_key for t in self.ledger.trials()}
+        groups: list[list[tuple[str, Proposal]]] = []
+        for rel in self.sources:
+            ranked_here = [r for r in top if r.file == rel]
+            if not ranked_here:
+                continue
+            current_path = self._source_of(base, rel)
+            # A project's loop keys carry their file: the same kernel and line may exist in two files.
+            prefix = f"{rel}::" if self.project else ""
+            for g in propose(
+                ranking=ranked_here, analysis=self._analysis(current_path), rules=self._rules_list(),
+                applicable_rules=self.svc.tools.applicable_rules,
+                original_text=self._source_of(first, rel).read_text(errors="replace"),
+                current_text=current_path.read_text(errors="replace"),
+                tried_loop_keys={k[len(prefix):] for k in tried if k.startswith(prefix)}, only_rules=self.opt.rules,
+                only_factors=self.opt.factors, resources=self._resources_by_kernel(base.resources, ranked_here),
+                heat=self.ledger.get("loop_heat"),
+            ):
+                groups.append([(rel, replace(p, loop_key=prefix + p.loop_key)) for p in g])
+        groups.sort(key=lambda g: (g[0][1].cold, -g[0][1].expected_value, g[0][1].loop_key))  # as propose orders
         if not groups:
             self.ledger.set("stop_reason", "every candidate of the top kernels was tried")
             return FINAL_CHECK
         group = groups[0][: self.opt.max_trials - used]
-        if group[0].cold:
-            cold = sorted({p.loop_id for g in groups for p in g if p.cold})
+        if group[0][1].cold:
+            cold = sorted({p.loop_id for g in groups for _, p in g if p.cold})
             if not self.ledger.get("cold_loops"):
                 self.report.message(f"every sampled loop was tried; {len(cold)} loop(s) without samples come last")
             self.ledger.set("cold_loops", cold)
         with self.ledger.transaction():
-            for p in group:
+            for rel, p in group:
                 self.ledger.add_trial(generation=base.generation, loop_key=p.loop_key, kernel=p.kernel, loop_id=p.loop_id,
-                                      rule=p.rule, factor=p.factor, expected_value=p.expected_value)
+                                      rule=p.rule, factor=p.factor, expected_value=p.expected_value, file=rel)
         self.ledger.set("candidates_left_estimate", sum(len(g) for g in groups) - len(group))
         return BUILD
 
@@ -400,11 +517,11 @@ class OptimizeLoop:
         if not pending:
             return SCREEN
         tools = self.svc.tools
-        base_path = self._abs(base.source_path)
-        analysis = self._analysis(base_path)
         to_build = []
         for t in pending:
             self._check_stop()
+            base_path = self._source_of(base, t.file)
+            analysis = self._analysis(base_path)
             trial_dir = self.run_dir / "trials" / str(t.id)
             trial_dir.mkdir(parents=True, exist_ok=True)
             try:
@@ -412,10 +529,22 @@ class OptimizeLoop:
             except RocmPerfError as e:
                 self._reject(t, R_GUARD, f"the rewrite could not be made: {e}")
                 continue
-            (trial_dir / "source.cu").write_bytes(cand.rewritten)
-            (trial_dir / "diff").write_text(cand.diff)
-            self.ledger.update_trial(t.id, source_sha256=sha256_bytes(cand.rewritten), diff=cand.diff)
-            failed = [v for v in tools.guard_candidate(cand, self.flags) if not v.ok]
+            if self.project:
+                # The candidate: the baseline's tree with this one file changed.
+                from rocm_perf.optimize.artifacts import unified_diff
+                from rocm_perf.optimize.project import copy_tree
+
+                tree = trial_dir / "tree"
+                copy_tree(self._abs(base.source_path), tree)
+                (tree / t.file).write_bytes(cand.rewritten)
+                diff = unified_diff(base_path.read_text(errors="replace"), cand.rewritten.decode(errors="replace"), t.file)
+                sha = self._tree_digest(tree)
+            else:
+                (trial_dir / "source.cu").write_bytes(cand.rewritten)
+                diff, sha = cand.diff, sha256_bytes(cand.rewritten)
+            (trial_dir / "diff").write_text(diff)
+            self.ledger.update_trial(t.id, source_sha256=sha, diff=diff)
+            failed = [v for v in tools.guard_candidate(cand, self._flags_of(base_path)) if not v.ok]
             if failed:
                 self._reject(t, R_GUARD, "; ".join(f"{v.name}: {v.reason}" for v in failed))
                 continue
@@ -441,15 +570,18 @@ class OptimizeLoop:
     def _build_and_check(self, t: Trial, check: bool) -> tuple[str, str, str, dict | None]:
         """(reject reason or '', detail, executable, resources) for one candidate."""
         trial_dir = self.run_dir / "trials" / str(t.id)
-        src = trial_dir / "source.cu"
+        src = trial_dir / "tree" / t.file if self.project else trial_dir / "source.cu"
         try:
-            program = self._build(src, trial_dir / "build")
+            if self.project:
+                executable = self._build_tree(trial_dir / "tree", trial_dir / "work")
+            else:
+                executable = self._build(src, trial_dir / "build").executable
         except RocmPerfError as e:
             return R_COMPILE, str(e)[:2000], "", None
         resources = self._resources(src) if check else None
         if resources and "__error__" in resources:
             return R_COMPILE, "AMD compile check: " + resources["__error__"]["errors"][:2000], "", None
-        return "", "", self._rel(program.executable), resources
+        return "", "", self._rel(executable), resources
 
     def _resource_regression(self, base: dict, cand: dict, kernel: str) -> str:
         """Why the candidate's AMD resources are worse than the baseline's ('' when they are not)."""
@@ -468,7 +600,15 @@ class OptimizeLoop:
     def _reject(self, t: Trial, reason: str, detail: str) -> None:
         self.ledger.reject(t.id, reason, detail)
         self._write_verdict(t.id)
+        self._drop_trees(t.id)
         self.report.verdict(t.label, f"{reason}" + (f" ({detail.splitlines()[0][:120]})" if detail else ""), False)
+
+    def _drop_trees(self, trial_id: int) -> None:
+        """A rejected project candidate's trees: its diff and verdict say what it was; the copies
+        (a whole tree each, and a built one) are not kept."""
+        if self.project:
+            for name in ("tree", "work"):
+                shutil.rmtree(self.run_dir / "trials" / str(trial_id) / name, ignore_errors=True)
 
     def _write_verdict(self, trial_id: int) -> None:
         """trials/<id>/verdict.json: derived from the ledger (rebuilt by `finish` as well)."""
@@ -573,6 +713,7 @@ class OptimizeLoop:
                 self.report.message(f"{self.ledger.trial(t.id).label}: passed screening ({_ratio_text(evidence)}); to be re-measured")
             else:
                 self._write_verdict(t.id)
+                self._drop_trees(t.id)
                 self.report.verdict(self.ledger.trial(t.id).label, f"{reason} ({_ratio_text(evidence)})", False)
         return CONFIRM
 
@@ -602,20 +743,28 @@ class OptimizeLoop:
                                          detail=evidence.get("detail", "on a fresh re-measure after passing screening"),
                                          evidence=both)
             self._write_verdict(t.id)
+            self._drop_trees(t.id)
             self.report.verdict(t.label, f"{reason} on re-measure ({_ratio_text(evidence)})", False)
         return PROPOSE
 
     def _accept(self, t: Trial, evidence: dict, both: dict) -> None:
         base = self.ledger.current_baseline()
+        superseded = [other.id for other in self.ledger.trials(status="screened")]
         with self.ledger.transaction():
             self.ledger.add_decision(t.id, "confirm", acc.ACCEPT, acc.REASON_GAIN, evidence)
             self.ledger.update_trial(t.id, status="accepted", reason=acc.REASON_GAIN, evidence=both)
             for other in self.ledger.trials(status="screened"):
                 self.ledger.update_trial(other.id, status="rejected", reason=R_SUPERSEDED,
                                          detail=f"trial {t.id} was accepted for the same loop")
-            self.ledger.add_baseline(Baseline(base.generation + 1, t.id, t.source_sha256, f"trials/{t.id}/source.cu",
-                                              t.executable, t.resources or base.resources))
+            if self.project:  # the candidate's tree is the new baseline's; its resources replace its file's
+                self.ledger.add_baseline(Baseline(base.generation + 1, t.id, t.source_sha256, f"trials/{t.id}/tree",
+                                                  t.executable, {**base.resources, **(t.resources or {})}))
+            else:
+                self.ledger.add_baseline(Baseline(base.generation + 1, t.id, t.source_sha256, f"trials/{t.id}/source.cu",
+                                                  t.executable, t.resources or base.resources))
         self._write_verdict(t.id)
+        for other in superseded:
+            self._drop_trees(other)
         self.report.verdict(t.label, f"ACCEPTED ({_ratio_text(evidence)})", True)
 
     # ---- 7. finish -------------------------------------------------------------------------
@@ -678,7 +827,10 @@ class OptimizeLoop:
                 return
             else:
                 self.report.stage(BASELINE if label == "baseline" else FINISH, "counter round")
-                argv = program_argv(Path(executable), self.opt.program_args, self.opt.run)
+                if self.project:  # the run command, from the top of the built tree
+                    argv = ["/bin/sh", "-c", f"cd {shlex.quote(str(Path(executable).resolve()))} && {self.project['run']}"]
+                else:
+                    argv = program_argv(Path(executable), self.opt.program_args, self.opt.run)
                 data = rr.counter_round(backend, argv, self.run_dir / label / "counters", arch, self.opt.timeout_s)
                 how = "counter round"
         except RocmPerfError as e:

@@ -127,8 +127,13 @@ class ProfiledRounds:
     """The real RoundRunner: backend.profile -> load_trace -> critical path and medians."""
 
     def __init__(self, backend: Backend, *, program_args: list[str], run_template: str | None, timeout_s: float,
-                 cwd: Path, timing_lines: str, keep_profiles: Callable[[str], bool] = lambda key: key.endswith("-0")):
+                 cwd: Path, timing_lines: str, keep_profiles: Callable[[str], bool] = lambda key: key.endswith("-0"),
+                 project_run: str | None = None, env: dict[str, str] | None = None):
+        """`project_run`: a project's run command; the "executable" of a round is then the built
+        tree, in which the command runs (through the shell, with `env`)."""
         self.backend = backend
+        self.project_run = project_run
+        self.env = env
         self.program_args = program_args
         self.run_template = run_template
         self.timeout_s = timeout_s
@@ -142,9 +147,12 @@ class ProfiledRounds:
         if round_dir.exists():
             shutil.rmtree(round_dir)  # a half-done round of a killed run
         round_dir.mkdir(parents=True)
-        argv = program_argv(executable, self.program_args, self.run_template)
+        if self.project_run is not None:
+            argv, cwd = ["/bin/sh", "-c", self.project_run], Path(executable)
+        else:
+            argv, cwd = program_argv(executable, self.program_args, self.run_template), self.cwd
         try:
-            res = self.backend.profile(argv, round_dir, timeout=self.timeout_s, cwd=self.cwd)
+            res = self.backend.profile(argv, round_dir, timeout=self.timeout_s, cwd=cwd, env=self.env)
         except RocmPerfError as e:  # rocprofv3 gave up (non-zero exit, no database): the program crashed
             return RoundResult(False, FAIL_CRASH, outputs={"returncode": None, "stderr_tail": str(e)})
         tail = last_lines(res.stderr or res.stdout, 5)
@@ -157,6 +165,7 @@ class ProfiledRounds:
                                outputs={"returncode": res.returncode, "stderr_tail": f"{tail}\n{e}".strip()})
         digests = [d for t in traces for d in t.digests]
         outputs = output_fingerprint(res.returncode, digests, res.stdout, self.timing_lines)
+        outputs["processes"] = len(res.databases)  # programs that used HIP under this round's command
         if res.returncode != 0:
             outputs["stderr_tail"] = tail
             return RoundResult(False, FAIL_CRASH, outputs=outputs)

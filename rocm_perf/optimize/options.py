@@ -20,11 +20,15 @@ DEFAULT_TIMING_LINES = r"(?i)(\belapsed\b|\btime\b|\btimes\b|\btook\b|\bms\b|\bu
 class OptimizeOptions:
     """Everything that shapes a run's results (recorded in the ledger) plus how it is shown."""
 
-    source: Path
+    source: Path  # the .cu file, or with `project` the project's root directory
     program_args: list[str] = field(default_factory=list)
+    project: bool = False  # a source tree with its own build (`--project DIR --build CMD --run CMD`)
+    build: str | None = None  # project: the build command, run in a copy of the tree
+    sources: list[str] = field(default_factory=list)  # project: the sources to rewrite (default: every kernel source)
+    max_files: int = 5000  # project: refuse trees with more files than this
     backend: str = "auto"
     warp_size: int | None = None  # host backend: lanes per emulated wavefront (None: 64)
-    run: str | None = None  # a harness command; {exe} is the built program
+    run: str | None = None  # a harness command ({exe}: the built program); project: the command that runs it
     kernels: list[str] = field(default_factory=list)  # restrict to these kernels (substring match)
     rules: list[str] = field(default_factory=list)  # restrict to these rules
     rules_dir: Path | None = None
@@ -62,6 +66,9 @@ class OptimizeOptions:
         d["source"] = str(Path(self.source).resolve())
         d["rules_dir"] = str(self.rules_dir) if self.rules_dir else None
         d["analysis"] = str(self.analysis) if self.analysis else None
+        if not self.project:  # single-file runs keep the fingerprint they had before projects existed
+            for name in ("project", "build", "sources", "max_files"):
+                d.pop(name)
         return d
 
     def fingerprint(self) -> str:
@@ -102,7 +109,17 @@ def _csv(text: str | None) -> list[str]:
 def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", nargs="?", help="the .cu file to optimize (never written; see `rocm-perf apply`)")
     p.add_argument("program_args", nargs="*", help="arguments for the program (after --)")
-    p.add_argument("--run", metavar="CMD", help="harness command when the program is not the source's own main; {exe} is the built program")
+    p.add_argument("--run", metavar="CMD", help="harness command when the program is not the source's own main ({exe} is "
+                   "the built program); with --project, the shell command that runs the built program, in the built tree")
+    p.add_argument("--project", metavar="DIR", help="optimize a source tree with its own build instead of one .cu file: "
+                   "the tree is copied into the run (.gitignore respected), never written")
+    p.add_argument("--build", metavar="CMD", help="with --project: the shell command that builds the tree (make, "
+                   "'cmake -B build && cmake --build build', a script), run in a copy of it")
+    p.add_argument("--source", dest="sources", action="append", default=[], metavar="REL",
+                   help="with --project: a source to rewrite, relative to DIR (repeatable; default: every .cu/.hip "
+                   "that defines a kernel)")
+    p.add_argument("--max-files", type=int, default=5000, help="with --project: refuse trees with more files than "
+                   "this (each candidate is a copy of the tree; default: 5000)")
     p.add_argument("--kernels", metavar="K1,K2", help="only these kernels (default: the critical path's top kernels)")
     p.add_argument("--rules", metavar="R1,R2", help="only these rewrite rules (default: all that apply)")
     p.add_argument("--rules-dir", metavar="DIR", help="rewrite rules from this directory (default: the shipped rewrites/)")
@@ -139,8 +156,21 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
 
 def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
     """Validate the parsed command line into OptimizeOptions (RocmPerfError on nonsense)."""
-    if not args.source and not args.resume:
-        raise RocmPerfError("optimize: name the .cu source to optimize (or --resume RUN)")
+    project = getattr(args, "project", None)
+    if project:
+        if args.source:
+            raise RocmPerfError(f"optimize --project: name the sources to rewrite with --source, not as {args.source!r}")
+        if getattr(args, "program_args", None):
+            raise RocmPerfError("optimize --project: put the program's arguments in --run")
+        if not args.build or not args.run:
+            raise RocmPerfError("optimize --project needs --build CMD (how the tree builds) and --run CMD (how the "
+                                "built program runs, from the top of the tree)")
+        if args.max_files < 1:
+            raise RocmPerfError(f"--max-files {args.max_files}: must be at least 1")
+    elif getattr(args, "build", None) or getattr(args, "sources", None):
+        raise RocmPerfError("optimize: --build and --source go with --project DIR")
+    if not args.source and not project and not args.resume:
+        raise RocmPerfError("optimize: name the .cu source to optimize, or a --project (or --resume RUN)")
     factors = []
     for f in _csv(args.factors):
         if not f.isdigit() or int(f) < 1:
@@ -157,11 +187,15 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         re.compile(args.timing_lines)
     except re.error as e:
         raise RocmPerfError(f"--timing-lines {args.timing_lines!r}: not a regular expression ({e})") from e
-    if args.run and "{exe}" not in args.run:
+    if args.run and not project and "{exe}" not in args.run:
         raise RocmPerfError(f"--run {args.run!r}: put {{exe}} where the built program goes")
     return OptimizeOptions(
-        source=Path(args.source) if args.source else Path(),
+        source=Path(project or args.source) if (project or args.source) else Path(),
         program_args=list(getattr(args, "program_args", None) or []),
+        project=bool(project),
+        build=getattr(args, "build", None),
+        sources=list(getattr(args, "sources", None) or []),
+        max_files=getattr(args, "max_files", 5000),
         backend=getattr(args, "backend", "auto"),
         warp_size=getattr(args, "warp_size", None),
         run=args.run,

@@ -70,7 +70,7 @@ def _environment(target: Path, backend: Backend) -> dict:
         from rocm_perf.backends.environment import capture_environment
     except ImportError:
         return {}
-    return capture_environment(source=target if target.suffix.lower() in SOURCE_SUFFIXES else None,
+    return capture_environment(source=target if target.is_file() and target.suffix.lower() in SOURCE_SUFFIXES else None,
                                backend=backend, command=sys.argv)
 
 
@@ -114,8 +114,21 @@ def _collect_counters(chosen: Backend, argv: list[str], request: str, traced, ru
             "analysis": str(written[0])}
 
 
+def _project_program(project: Path, build: str, run: str, max_files: int, backend: Backend, baseline: Path,
+                     timeout: float) -> tuple[list[str], Path, dict[str, str]]:
+    """A project copied into the run and built there: (the run command's argv, where it runs, its env)."""
+    from rocm_perf.optimize.project import build_environment, build_tree, copy_files, project_files, run_argv
+
+    files = project_files(project, max_files)
+    tree = baseline / "tree"
+    copy_files(project, files, tree)
+    env = build_environment(backend, baseline.parent / "bin")
+    build_tree(tree, build, env, timeout, baseline / "build.log", str(project))
+    return run_argv(run), tree, env
+
+
 def run_profile(
-    target: Path,
+    target: Path | None,
     program_args: list[str] | None = None,
     backend: str = "auto",
     rounds: int = 1,
@@ -127,8 +140,13 @@ def run_profile(
     pc_sampling: str | None = None,
     att: bool = False,
     warp_size: int | None = None,
+    project: Path | None = None,
+    build: str | None = None,
+    run: str | None = None,
+    max_files: int = 5000,
 ) -> int:
-    """Profile `target`; returns 0, or 1 when the program fails its own check (non-zero exit).
+    """Profile `target` (or a project: its tree built with `build`, running `run`); returns 0, or 1
+    when the program fails its own check (non-zero exit).
 
     `counters` (`roofline`, or counter names): after the traced rounds, one counter round (as many
     profiler passes as the counters need), joined per dispatch and analyzed into run_dir/analysis/.
@@ -138,22 +156,38 @@ def run_profile(
 
     if rounds < 1:
         raise RocmPerfError(f"--rounds must be at least 1, got {rounds}")
-    target = Path(target)
+    if project is not None:
+        if target is not None or program_args:
+            raise RocmPerfError("profile --project: the project's --run command says what runs; give no program")
+        if not build or not run:
+            raise RocmPerfError("profile --project needs --build CMD (how the tree builds) and --run CMD (how the built "
+                                "program runs, from the top of the tree)")
+    elif target is None:
+        raise RocmPerfError("profile: name a source or a program to profile, or a --project")
+    elif build or run:
+        raise RocmPerfError("profile: --build and --run go with --project DIR")
+    target = Path(project if project is not None else target)
     chosen = select_backend(backend, sample=sample, pc_sampling=pc_sampling, att=att, warp_size=warp_size)
     if counters and not chosen.has_counters:
         raise RocmPerfError(chosen.no_counters_message())
     console = Console()
     console.print(f"backend: {chosen.name} ({chosen.describe()})", highlight=False, soft_wrap=True)
-    run_dir = run_directory(out, target)
+    run_dir = run_directory(out, target.resolve() if project is not None else target)
     baseline = run_dir / "baseline"
     baseline.mkdir()
-    executable, built = _program(target, chosen, baseline, cflags, timeout)
-    argv = [str(executable), *(program_args or [])]
+    cwd, env = None, None
+    if project is not None:
+        argv, cwd, env = _project_program(target, build, run, max_files, chosen, baseline, timeout)
+        argv = ["/bin/sh", "-c", f"cd {shlex.quote(str(cwd.resolve()))} && {run}"]  # also for the counter round
+        built = True
+    else:
+        executable, built = _program(target, chosen, baseline, cflags, timeout)
+        argv = [str(executable), *(program_args or [])]
 
     round_records = []
     traces = []
     for i in range(1, rounds + 1):
-        result = chosen.profile(argv, baseline / f"round_{i}", timeout=timeout)
+        result = chosen.profile(argv, baseline / f"round_{i}", timeout=timeout, cwd=cwd, env=env)
         if result.timed_out:
             raise RocmPerfError(f"{target}: round {i} timed out after {timeout:g} s (log: {result.log})")
         if result.returncode != 0:
@@ -164,6 +198,10 @@ def run_profile(
             console.print(f"log: {result.log}", highlight=False, soft_wrap=True)
             return 1
         if not result.databases:
+            if project is not None:
+                raise RocmPerfError(f"{target}: the run command `{run}` (exit {result.returncode}) started no HIP "
+                                    "program: no trace was written. It runs from the top of the built tree and must "
+                                    "start the program the build makes")
             raise RocmPerfError(f"{target}: round {i} left no profile database (did the program make any HIP calls?)")
         trace = load_trace(result.databases[0])
         traces.append(trace)
@@ -210,7 +248,8 @@ def run_profile(
         console.print("[yellow]warning:[/] the device-to-host copies differ between rounds: the program's output "
                       "is not deterministic, so outputs cannot be compared for correctness", highlight=False)
     if getattr(chosen, "sample", False) or pc_sampling or att:
-        _print_hotspots(baseline / f"round_{rounds}", run_dir, target, cflags, console)
+        _print_hotspots(baseline / f"round_{rounds}", run_dir, baseline / "tree" if project is not None else target,
+                        cflags, console)
     console.print(f"run directory: {run_dir}", highlight=False, soft_wrap=True)
     return 0
 
@@ -219,7 +258,7 @@ def _print_hotspots(round_dir: Path, run_dir: Path, target: Path, cflags: str, c
     """The hot loops and lines of one round (and hotspots.json in the run directory)."""
     from rocm_perf.report.hotspots_report import build_hotspots, hotspots_document, print_hotspots
 
-    source = target if target.suffix.lower() in SOURCE_SUFFIXES else None
+    source = target if target.is_dir() or target.suffix.lower() in SOURCE_SUFFIXES else None  # a project: its tree
     try:
         sourced = build_hotspots(round_dir, source=source, cflags=cflags)
     except RocmPerfError as e:
