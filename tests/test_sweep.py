@@ -9,6 +9,7 @@ slow test runs the real thing end to end on the host backend.
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,10 +26,10 @@ from rocm_perf.report.html import write_run_html, write_sweep_reports
 from rocm_perf.sweep.daemon import SweepLock
 from rocm_perf.sweep.ledger import DONE, FAILED, QUARANTINED, RUNNING, SweepLedger
 from rocm_perf.sweep.loop import Sweep
-from rocm_perf.sweep.run_target import TargetFailed, Triage
+from rocm_perf.sweep.run_target import TargetFailed, Triage, optimize_options, triage_target
 from rocm_perf.sweep.schedule import SweepSettings, parse_budget
 from rocm_perf.sweep.status import STATUS_FILE, read_status, status_text
-from rocm_perf.sweep.targets import discover_targets, load_manifest
+from rocm_perf.sweep.targets import discover_targets, load_manifest, source_hash
 
 KERNEL = "__global__ void k(float* x) {{ x[0] = {value}; }}\nint main() {{ return 0; }}\n"
 
@@ -131,10 +132,44 @@ def test_targets_from_files_dirs_and_manifest(tmp_path):
     assert targets[3].source == other.resolve() and targets[3].options["run"] == "{exe} --fast"
 
 
+def test_a_manifest_target_can_be_a_project(tmp_path):
+    shutil.copytree(DATA / "projects" / "make_app", tmp_path / "app")
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('[defaults]\nwarp_size = 32\n\n[[target]]\nproject = "app"\nbuild = "make"\nrun = "./app"\n'
+                        'sources = ["src/xor_rows.cu"]\nmax_files = 100\n')
+    (target,) = load_manifest(manifest)
+    assert target.name == "app" and target.source == (tmp_path / "app").resolve()
+    assert target.options == {"warp_size": 32, "project": True, "build": "make", "run": "./app",
+                              "sources": ["src/xor_rows.cu"], "max_files": 100}
+    options = optimize_options(target, out=tmp_path / "runs", budget_s=60.0, backend="host", resume=None, max_trials=None)
+    assert options.project and options.build == "make" and options.run == "./app"
+    assert options.sources == ["src/xor_rows.cu"] and options.max_files == 100 and options.warp_size == 32
+    # the daemon's change detection: the digest of the project's sources, as its run records it
+    before = source_hash(target.source, ["src/xor_rows.cu"])
+    (tmp_path / "app" / "src" / "weighted_rows.cu").write_text("// not a listed source\n")
+    assert source_hash(target.source, ["src/xor_rows.cu"]) == before
+    (tmp_path / "app" / "src" / "xor_rows.cu").write_text("// changed\n")
+    assert source_hash(target.source, ["src/xor_rows.cu"]) != before
+
+
+@pytest.mark.slow
+def test_a_project_target_is_triaged_by_building_and_running_it(tmp_path):
+    shutil.copytree(DATA / "projects" / "make_app", tmp_path / "app")
+    manifest = tmp_path / "m.toml"
+    manifest.write_text('[[target]]\nproject = "app"\nbuild = "make"\nrun = "./app"\n')
+    (target,) = load_manifest(manifest)
+    triage = triage_target(target, tmp_path / "triage", "host")
+    assert triage.baseline_ns > 0 and triage.candidates >= 2  # a loop in each of the two kernel files
+    assert (tmp_path / "triage" / "tree" / "app").is_file() and not (tmp_path / "app" / "app").exists()
+
+
 @pytest.mark.parametrize("text, message", [
     ('[[target]]\nsource = "nope.cu"\n', "not found"),
+    ('[[target]]\nproject = "."\nrun = "./x"\n', "a project target needs `build` and `run`"),
+    ('[[target]]\nsource = "a.cu"\nbuild = "make"\n', "`build` goes with `project`"),
+    ('[[target]]\nsource = "a.cu"\nwarp_size = 16\n', "`warp_size` must be 32 or 64"),
     ('[[target]]\nsource = "a.cu"\nmax_trails = 3\n', "unknown key(s) max_trails"),
-    ('[[target]]\nname = "x"\n', "needs `source`"),
+    ('[[target]]\nname = "x"\n', "needs `source` (a .cu file) or `project`"),
     ('[[target]]\nsource = "a.cu"\nrounds = "five"\n', "`rounds` must be an integer"),
     ('[target\n', "not valid TOML"),
     ('[defaults]\nmax_trials = 2\n', "no [[target]] entries"),

@@ -65,6 +65,8 @@ def settings_from_args(args: argparse.Namespace, stored: dict | None) -> SweepSe
     if getattr(args, "backend", None) and (not stored or args.backend != "auto"):
         s.backend = args.backend
     s.executor = executor_settings(args, s.target_args, s.executor if stored else None).to_json()
+    if getattr(args, "warp_size", None):
+        s.warp_size = args.warp_size
     return s
 
 

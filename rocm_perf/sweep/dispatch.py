@@ -154,7 +154,10 @@ class Dispatcher:
                                 f"the last: {e}")
 
     def _spec(self, t: TaskRow, w: Work) -> dict[str, Any]:
-        spec: dict[str, Any] = {"task": t.id, "kind": t.kind, "target": w.row.spec, "backend": self.settings.backend,
+        target = w.row.spec
+        if self.settings.warp_size and "warp_size" not in target.get("options", {}):  # --warp-size: the default
+            target = {**target, "options": {**target.get("options", {}), "warp_size": self.settings.warp_size}}
+        spec: dict[str, Any] = {"task": t.id, "kind": t.kind, "target": target, "backend": self.settings.backend,
                                 "sweep": str(self.dir)}
         if t.kind == TRIAGE:
             spec["work_dir"] = str(self.dir / "triage" / w.row.name)

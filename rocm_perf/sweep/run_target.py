@@ -49,8 +49,10 @@ def triage_target(target: SweepTarget, work_dir: Path, backend_name: str) -> Tri
     opts = target.options
     flags = list(opts.get("cflags", []))
     timeout = float(opts.get("timeout", 300.0))
-    backend = select_backend(backend_name)
+    backend = select_backend(backend_name, warp_size=opts.get("warp_size"))
     work_dir.mkdir(parents=True, exist_ok=True)
+    if opts.get("project"):
+        return _triage_project(target, work_dir, backend, timeout)
     try:
         program = backend.build(target.source, work_dir / "build", flags, timeout=timeout)
     except RocmPerfError as e:
@@ -66,6 +68,42 @@ def triage_target(target: SweepTarget, work_dir: Path, backend_name: str) -> Tri
         raise RocmPerfError(f"{target.source}: the profiler wrote no database")
     cp = analyze_critical_path(load_trace(result.databases[0]))
     return Triage(baseline_ns=float(cp.critical_path_ns), candidates=_count_loops(target, flags))
+
+
+def _triage_project(target: SweepTarget, work_dir: Path, backend, timeout: float) -> Triage:
+    """A project target's first look: its tree copied and built once, its run command profiled once."""
+    from rocm_perf.analysis.critical_path import analyze_critical_path
+    from rocm_perf.optimize import project as proj
+    from rocm_perf.source import analyze_source
+    from rocm_perf.trace.load import load_trace
+
+    opts = target.options
+    root = target.source
+    try:
+        files = proj.project_files(root, int(opts.get("max_files", proj.DEFAULT_MAX_FILES)))
+        sources = (proj.resolve_sources(root, list(opts["sources"]), files) if opts.get("sources")
+                   else proj.kernel_sources(root, files))
+    except RocmPerfError as e:
+        raise TargetFailed(str(e)) from e
+    tree = work_dir / "tree"
+    proj.copy_files(root, files, tree)
+    env = proj.build_environment(backend, work_dir / "bin")
+    try:
+        proj.build_tree(tree, opts["build"], env, timeout, work_dir / "build.log", str(root))
+    except RocmPerfError as e:
+        raise TargetFailed(f"does not build: {str(e).splitlines()[0][:300]}") from e
+    result = backend.profile(proj.run_argv(opts["run"]), work_dir / "profile", timeout=timeout, cwd=tree, env=env)
+    if result.timed_out:
+        raise RocmPerfError(f"{root}: the run command timed out after {timeout:.0f} s")
+    if result.returncode != 0:
+        tail = (result.stderr or "").strip().splitlines()[-1:] or [""]
+        raise RocmPerfError(f"{root}: the run command exits with {result.returncode} {tail[0][:200]}".rstrip())
+    if not result.databases:
+        raise TargetFailed(f"the run command `{opts['run']}` started no HIP program (no trace was written)")
+    cp = analyze_critical_path(load_trace(result.databases[0]))
+    flags = list(opts.get("cflags", [])) + proj.include_flags(tree, files)
+    loops = sum(len(analyze_source(tree / rel, flags).loops) for rel in sources)
+    return Triage(baseline_ns=float(cp.critical_path_ns), candidates=max(1, loops))
 
 
 def _count_loops(target: SweepTarget, flags: list[str]) -> int:
@@ -102,6 +140,11 @@ def optimize_options(target: SweepTarget, *, out: Path, budget_s: float, backend
         kw["timeout_s"] = float(o["timeout"])
     if "max_trials" in o or max_trials is not None:
         kw["max_trials"] = int(o.get("max_trials", max_trials))
+    if o.get("warp_size"):
+        kw["warp_size"] = int(o["warp_size"])
+    if o.get("project"):
+        kw.update(project=True, build=o["build"], sources=list(o.get("sources", [])),
+                  max_files=int(o.get("max_files", 5000)))
     return OptimizeOptions(**kw)
 
 
@@ -120,28 +163,27 @@ def optimize_target(options, reporter, on_loop: Callable[[Any], None]) -> Path:
     from rocm_perf.optimize import command as oc
     from rocm_perf.optimize.ledger import open_ledger
     from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools
-    from rocm_perf.optimize.measure import ProfiledRounds
 
     if options.resume:
         existing = oc.find_run(options.out, options.resume)
     else:
         existing = oc.unfinished_run_for(options.out, options.fingerprint())
-        if existing is not None and run_source_sha(existing) != source_hash(Path(options.source)):
+        current = source_hash(Path(options.source), options.sources if options.project else None)
+        if existing is not None and run_source_sha(existing) != current:
             existing = None  # an unfinished run of an older version of the source: start afresh
     if existing is not None:
         run_dir = existing
         ledger = open_ledger(run_dir)
         opt = replace(oc.recorded_options(ledger, options), time_budget_s=options.time_budget_s)
-        backend = select_backend(ledger.get("backend"))
+        backend = select_backend(ledger.get("backend"), warp_size=opt.warp_size)
     else:
-        backend = select_backend(options.backend)
+        backend = select_backend(options.backend, warp_size=options.warp_size)
         opt = options
         run_dir, ledger = oc.create_run(opt, backend.name, backend.describe(), sys.argv)
         oc.write_run_metadata(run_dir, opt, backend)
     lock = oc.RunLock(run_dir)
     try:
-        runner = ProfiledRounds(backend, program_args=opt.program_args, run_template=opt.run, timeout_s=opt.timeout_s,
-                                cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines)
+        runner = oc.make_runner(run_dir, ledger, opt, backend)
         services = Services(backend=backend, runner=runner, tools=SourceTools.default(),
                             compile_check=oc.compile_checker(opt.compile_check), reporter=reporter)
         loop = OptimizeLoop(run_dir, ledger, opt, services)

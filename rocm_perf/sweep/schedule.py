@@ -48,17 +48,20 @@ class SweepSettings:
     max_trials: int | None = None
     retry_wait_s: tuple[float, float] = (2.0, 60.0)
     executor: dict = field(default_factory=dict)  # executor_settings.ExecutorSettings, as JSON
+    warp_size: int | None = None  # host backend: the targets' default wavefront (a manifest's warp_size wins)
 
     def to_json(self) -> dict:
         return {"target_args": self.target_args, "budget_s": self.budget_s, "per_target_s": self.per_target_s,
                 "watch": self.watch, "poll_s": self.poll_s, "backend": self.backend, "max_attempts": self.max_attempts,
-                "max_trials": self.max_trials, "retry_wait_s": list(self.retry_wait_s), "executor": self.executor}
+                "max_trials": self.max_trials, "retry_wait_s": list(self.retry_wait_s), "executor": self.executor,
+                "warp_size": self.warp_size}
 
     @classmethod
     def from_json(cls, d: dict) -> "SweepSettings":
         return cls(list(d["target_args"]), d.get("budget_s"), d.get("per_target_s"), bool(d.get("watch")),
                    float(d.get("poll_s", 30.0)), d.get("backend", "auto"), int(d.get("max_attempts", 3)),
-                   d.get("max_trials"), tuple(d.get("retry_wait_s", (2.0, 60.0))), dict(d.get("executor") or {}))
+                   d.get("max_trials"), tuple(d.get("retry_wait_s", (2.0, 60.0))), dict(d.get("executor") or {}),
+                   d.get("warp_size"))
 
 
 def pending(rows: list[TargetRow]) -> list[TargetRow]:

@@ -11,6 +11,12 @@ options; paths in it are relative to the manifest's folder:
     args = ["--n", "1048576"]
     kernels = ["saxpy"]
     budget = "30m"
+
+    [[target]]                      # a project: a tree with its own build (optimize --project)
+    project = "apps/stencil"
+    build = "cmake -S . -B build && cmake --build build"
+    run = "./build/stencil --size 4096"
+    sources = ["src/stencil.cu"]    # optional: default every .cu/.hip that defines a kernel
 """
 
 from __future__ import annotations
@@ -29,20 +35,20 @@ MANIFEST_SUFFIX = ".toml"
 
 # Manifest keys -> how to read them. Everything else in a target table is an error (typos would
 # otherwise be silently ignored for a whole night).
-_LIST_KEYS = ("kernels", "rules")
+_LIST_KEYS = ("kernels", "rules", "sources")
 _STR_KEYS = ("run", "budget", "min_gain", "confidence", "arch", "compile_check", "timing_lines", "rules_dir", "name", "source",
-             "counters", "metric")
-_INT_KEYS = ("max_trials", "rounds", "max_rounds", "aa_rounds")
+             "counters", "metric", "project", "build")
+_INT_KEYS = ("max_trials", "rounds", "max_rounds", "aa_rounds", "max_files", "warp_size")
 _FLOAT_KEYS = ("timeout",)
 MANIFEST_KEYS = frozenset(_LIST_KEYS + _STR_KEYS + _INT_KEYS + _FLOAT_KEYS + ("args", "cflags", "factors", "allow_lower_occupancy"))
 
 
 @dataclass
 class SweepTarget:
-    """One source to optimize, with the options it needs (already validated)."""
+    """One source (or project) to optimize, with the options it needs (already validated)."""
 
     name: str  # unique within the sweep; names its run folder
-    source: Path  # absolute
+    source: Path  # absolute: the source, or a project's root (options["project"] is then true)
     options: dict[str, Any] = field(default_factory=dict)  # manifest options (see MANIFEST_KEYS)
     origin: str = ""  # the argument or manifest it came from
 
@@ -59,10 +65,17 @@ class SweepTarget:
         return cls(spec["name"], Path(spec["source"]), dict(spec.get("options", {})), spec.get("origin", ""))
 
 
-def source_hash(path: Path) -> str:
-    """sha256 of the source's bytes: what the daemon compares to notice a change."""
+def source_hash(path: Path, sources: list[str] | None = None) -> str:
+    """sha256 of the source's bytes, or for a project directory the digest of its sources (`sources`,
+    default every kernel source) as its run records it: what the daemon compares to notice a change."""
+    path = Path(path)
+    if path.is_dir():
+        from rocm_perf.optimize.project import file_digests, kernel_sources, project_files, tree_digest
+
+        files = project_files(path)
+        return tree_digest(file_digests(path, list(sources) if sources else kernel_sources(path, files)))
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as e:
         raise RocmPerfError(f"{path}: cannot read the target source ({e.strerror or e})") from e
 
@@ -94,7 +107,11 @@ def _target_options(table: dict[str, Any], where: str) -> dict[str, Any]:
         elif key in _INT_KEYS:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise RocmPerfError(f"{where}: `{key}` must be an integer")
+            if key == "warp_size" and value not in (32, 64):
+                raise RocmPerfError(f"{where}: `warp_size` must be 32 or 64")
             options[key] = value
+        elif key == "project":
+            options["project"] = True  # the path itself is the target's source
         elif key in _FLOAT_KEYS:
             if not isinstance(value, (int, float)) or isinstance(value, bool):
                 raise RocmPerfError(f"{where}: `{key}` must be a number of seconds")
@@ -133,13 +150,23 @@ def load_manifest(path: Path) -> list[SweepTarget]:
     targets = []
     for i, entry in enumerate(entries, 1):
         where = f"{path} target {i}"
-        if not isinstance(entry, dict) or "source" not in entry:
-            raise RocmPerfError(f"{where}: every [[target]] needs `source`")
-        source = (path.parent / str(entry["source"])).resolve()
-        if not source.is_file():
-            raise RocmPerfError(f"{where}: source {entry['source']} not found (looked for {source})")
+        if not isinstance(entry, dict) or ("source" in entry) == ("project" in entry):
+            raise RocmPerfError(f"{where}: every [[target]] needs `source` (a .cu file) or `project` (a directory), not both")
+        if "project" in entry:
+            source = (path.parent / str(entry["project"])).resolve()
+            if not source.is_dir():
+                raise RocmPerfError(f"{where}: project {entry['project']} not found (looked for {source})")
+            if not entry.get("build") or not entry.get("run"):
+                raise RocmPerfError(f"{where}: a project target needs `build` and `run` commands")
+        else:
+            source = (path.parent / str(entry["source"])).resolve()
+            if not source.is_file():
+                raise RocmPerfError(f"{where}: source {entry['source']} not found (looked for {source})")
+            for key in ("build", "sources", "max_files"):
+                if key in entry:
+                    raise RocmPerfError(f"{where}: `{key}` goes with `project`, not with `source`")
         options = {**default_options, **_target_options(entry, where)}
-        name = str(entry.get("name") or source.stem)
+        name = str(entry.get("name") or (source.name if "project" in entry else source.stem))
         targets.append(SweepTarget(name, source, options, origin=str(path)))
     return targets
 

@@ -22,7 +22,9 @@ class SourceHashes:
     def __init__(self) -> None:
         self._cache: dict[Path, tuple[tuple[int, int], str]] = {}
 
-    def __call__(self, path: Path) -> str:
+    def __call__(self, path: Path, sources: list[str] | None = None) -> str:
+        if path.is_dir():  # a project: its directory's mtime does not follow its files' contents
+            return source_hash(path, sources)
         try:
             st = path.stat()
         except OSError as e:
@@ -39,7 +41,7 @@ def scan_targets(ledger: SweepLedger, target_args: list[str], hashes: SourceHash
     """Add new targets; put finished targets whose source changed back in the queue (a new run)."""
     for t in discover_targets([Path(a) for a in target_args]):
         try:
-            sha = hashes(t.source)
+            sha = hashes(t.source, t.options.get("sources") if t.options.get("project") else None)
         except RocmPerfError as e:  # deleted or unreadable since it was listed: skip it this time
             log.warning("target %s: %s", t.name, e)
             continue
