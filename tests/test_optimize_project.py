@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA
+from conftest import DATA, IN_CI
 from rocm_perf.cli import main
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.command import create_run
@@ -80,7 +80,9 @@ def _ignore_tree(root: Path) -> None:
 
 def test_our_gitignore_reading_agrees_with_git(tmp_path):
     if shutil.which("git") is None:
-        pytest.skip("git not installed")
+        if IN_CI:
+            pytest.fail("git not installed: CI must have it")
+        pytest.skip("git not installed (apt-get install -y git)")
     plain, repo = tmp_path / "plain", tmp_path / "repo"
     for root in (plain, repo):
         _ignore_tree(root)
@@ -193,8 +195,12 @@ def test_optimize_a_make_project_end_to_end(tmp_path, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake not installed")
 def test_optimize_a_cmake_project_end_to_end(tmp_path):
+    if shutil.which("cmake") is None:
+        message = "cmake not installed (apt-get install -y cmake)"
+        if IN_CI:
+            pytest.fail(message + ": CI must have it")
+        pytest.skip(message)
     root = user_tree(tmp_path, "cmake_app")
     before = tree_hash(root)
     out = tmp_path / "runs"
@@ -260,6 +266,9 @@ def test_accepted_changes_in_two_files_are_applied_together(tmp_path, capsys):
     ledger.close()
     assert sorted((run_dir / "final").rglob("*.cu")) == [run_dir / "final/src/weighted_rows.cu",
                                                          run_dir / "final/src/xor_rows.cu"]
+    report = (run_dir / "report.md").read_text()
+    assert "- project: built with `true`, run with `./app`" in report
+    assert "changed: `src/weighted_rows.cu`, `src/xor_rows.cu`" in report and "row_xor_sum in `src/xor_rows.cu`" in report
 
     capsys.readouterr()
     assert main(["apply", str(run_dir), "--patch"]) == 0

@@ -105,7 +105,7 @@ def resource_deltas(before: dict, after: dict) -> dict:
 def _trial_json(t: Trial) -> dict:
     return {"id": t.id, "kernel": t.kernel, "loop": t.loop_id, "rule": t.rule, "factor": t.factor,
             "status": t.status, "reason": t.reason, "detail": t.detail, "evidence": t.evidence,
-            "resources": t.resources, "diff": t.diff, "generation": t.generation}
+            "resources": t.resources, "diff": t.diff, "generation": t.generation, "file": t.file}
 
 
 def before_after(run_dir: Path) -> dict | None:
@@ -161,6 +161,11 @@ def render_markdown(s: dict) -> str:
               f"- backend: {s['backend']} ({s['device']})" + ("; timings are CPU timings" if s["backend"] == "host" else ""),
               f"- state: {s['state']}" + (f"; stopped because {s['stop_reason']}" if s.get("stop_reason") else ""),
               f"- trials: {s['trials']}, accepted: {len(s['accepted'])}"]
+    project = s.get("project")
+    if project:
+        lines.insert(3, f"- project: built with `{project['build']}`, run with `{project['run']}`; sources "
+                        + ", ".join(f"`{rel}`" for rel in project["sources"])
+                        + (f"; changed: {', '.join(f'`{rel}`' for rel in s['files_changed'])}" if s.get("files_changed") else ""))
     nf = s.get("noise_floor")
     if nf:
         lines.append(f"- A/A noise floor: ratio {_interval_text(nf['interval'])}, floor {nf['floor'] * 100:.2f} %;"
@@ -176,7 +181,8 @@ def render_markdown(s: dict) -> str:
         lines.append("\nNone: no candidate was proven faster.")
     for t in s["accepted"]:
         conf = t["evidence"].get("confirm", {})
-        lines += ["", f"### Trial {t['id']}: {t['kernel']} loop {t['loop']}, {t['rule']} x{t['factor']}", "",
+        where = f" in `{t['file']}`" if t.get("file") else ""
+        lines += ["", f"### Trial {t['id']}: {t['kernel']}{where} loop {t['loop']}, {t['rule']} x{t['factor']}", "",
                   f"- critical-path ratio (fresh re-measure): {_interval_text(conf.get('critical_path'))},"
                   f" speedup {_speedup_text(conf.get('critical_path'))}, {conf.get('rounds')} rounds",
                   f"- kernel ratio: {_interval_text(conf.get('kernel'))}",
