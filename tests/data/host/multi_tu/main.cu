@@ -1,5 +1,6 @@
 // The other translation unit: launches the header's kernels, the other unit's kernel directly,
 // and the other unit's launcher; every result checked against plain C++.
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -17,7 +18,11 @@ int main() {
     run_square(d, n);                                        // -> (2x + 1)^2
     square<<<(n + 255) / 256, 256>>>(d, n);                  // -> (2x + 1)^4
     sum_blocks(d, sums, n, 128);
-    std::vector<float> out(n), block(8);
+    float* maxima;
+    hipMalloc(&maxima, 8 * sizeof(float));
+    block_max<<<8, 128, 128 * sizeof(float)>>>(d, maxima, n);
+    std::vector<float> out(n), block(8), best(8);
+    hipMemcpy(best.data(), maxima, 8 * sizeof(float), hipMemcpyDeviceToHost);
     hipMemcpy(out.data(), d, n * sizeof(float), hipMemcpyDeviceToHost);
     hipMemcpy(block.data(), sums, 8 * sizeof(float), hipMemcpyDeviceToHost);
     for (int i = 0; i < n; ++i) {
@@ -36,6 +41,14 @@ int main() {
         want = part[0];
         if (block[b] != want) {
             std::printf("block sum %d: %g vs %g\n", b, block[b], want);
+            return 1;
+        }
+    }
+    for (int b = 0; b < 8; ++b) {
+        float want = -1e30f;
+        for (int i = b * 128; i < std::min(n, (b + 1) * 128); ++i) want = std::max(want, out[i]);
+        if (best[b] != want) {
+            std::printf("block max %d: %g vs %g\n", b, best[b], want);
             return 1;
         }
     }

@@ -25,6 +25,19 @@ __global__ void block_sums(const T* in, T* out, int n) {
     if (threadIdx.x == 0) out[blockIdx.x] = partial[0];
 }
 
+// Block maxima through HIP's macro for dynamic shared memory.
+static __global__ void block_max(const float* in, float* out, int n) {
+    HIP_DYNAMIC_SHARED(float, best)
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    best[threadIdx.x] = i < n ? in[i] : -1e30f;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s && best[threadIdx.x + s] > best[threadIdx.x]) best[threadIdx.x] = best[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = best[0];
+}
+
 template <class T>
 inline void sum_blocks(const T* in, T* out, int n, int block) {
     block_sums<<<(n + block - 1) / block, block, block * sizeof(T)>>>(in, out, n);
