@@ -33,6 +33,8 @@ struct CallSite {
     const char* file;
     int line;
     bool operator==(const CallSite& o) const { return line == o.line && file == o.file; }
+    // As a default argument, `CallSite::here()` is evaluated at the caller: its file and line.
+    static CallSite here(int line = __builtin_LINE(), const char* file = __builtin_FILE()) { return {file, line}; }
 };
 
 struct Lockstep;

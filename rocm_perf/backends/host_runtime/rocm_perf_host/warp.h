@@ -9,7 +9,7 @@
 // from the byte address modulo the wavefront. Masks are 64-bit as on AMD (the upper half is 0
 // with --warp-size 32).
 //
-// Every warp op takes the caller's file and line as hidden default arguments: lanes meet only
+// Every warp op takes the caller's file and line as a hidden default argument: lanes meet only
 // at the same call (see lockstep.h).
 #pragma once
 
@@ -17,9 +17,10 @@
 
 #include "rocm_perf_host/lockstep.h"
 
-#define ROCM_PERF_CALL_SITE int rocm_perf_line = __builtin_LINE(), const char* rocm_perf_file = __builtin_FILE()
-#define ROCM_PERF_HERE (::rocm_perf_host::CallSite{rocm_perf_file, rocm_perf_line})
-#define ROCM_PERF_FORWARD_SITE rocm_perf_line, rocm_perf_file
+// A parameter of its own type, so that no argument of the program can bind to it.
+#define ROCM_PERF_CALL_SITE ::rocm_perf_host::CallSite rocm_perf_site = ::rocm_perf_host::CallSite::here()
+#define ROCM_PERF_HERE rocm_perf_site
+#define ROCM_PERF_FORWARD_SITE rocm_perf_site
 
 namespace rocm_perf_host {
 
