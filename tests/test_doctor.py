@@ -36,6 +36,11 @@ def test_doctor_json_on_this_machine(hipcc, capsys):
     hip = checks["hipcc (AMD targets)"]
     assert hip["ok"] and "HIP version" in hip["detail"] and "gfx942 checked as gfx90a (compatible)" in hip["detail"]
     assert checks["libclang (python)"]["ok"]
+    # the hipcc-compatible wrapper projects build with: the installed script, and the CMake toolchain
+    wrapper = checks["hipcc wrapper (host)"]
+    script, toolchain = wrapper["detail"].split("; CMake toolchain ")
+    assert wrapper["ok"] and os.path.basename(script) == "rocm-perf-hipcc" and os.access(script, os.X_OK), wrapper
+    assert toolchain.endswith("rocm-perf-host.cmake") and os.path.isfile(toolchain)
     resource_dir = checks["clang resource dir"]["detail"]
     assert checks["clang resource dir"]["ok"] and os.path.isfile(os.path.join(resource_dir, "include", "stddef.h"))
     for check in data["checks"]:

@@ -28,9 +28,9 @@ class RankedKernel:
     kernel: str  # the source kernel's name ('' when it could not be mapped)
     cp_share: float
     median_ns: float
-    file: str = ""  # project runs: the source that defines the kernel, relative to the project root
     headroom: float | None = None  # None: no counters, the ranking is by critical-path share alone
     bound: str = ""
+    file: str = ""  # project runs: the source that defines the kernel, relative to the project root
 
     @property
     def value(self) -> float:
