@@ -20,7 +20,7 @@ from rocm_perf.optimize.artifacts import build_summary, terminal_summary
 from rocm_perf.optimize.ledger import LEDGER_NAME, Ledger, open_ledger
 from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools, Stopped, sha256_bytes
 from rocm_perf.optimize.measure import ProfiledRounds
-from rocm_perf.optimize.options import OptimizeOptions, options_from_args
+from rocm_perf.optimize.options import OptimizeOptions, options_from_args, resolve_metric
 from rocm_perf.optimize.progress import make_reporter
 
 EXIT_STOPPED = 130
@@ -202,6 +202,7 @@ def run_optimize(args: argparse.Namespace, *, write_report: Callable[[Path], Non
             opt = display
     backend = select_backend(opt.backend if run_dir is None else ledger.get("backend"))
     if run_dir is None:
+        resolve_metric(opt.metric, backend)  # a metric this backend cannot give: say so before making a run
         run_dir, ledger = create_run(opt, backend.name, backend.describe(), sys.argv)
         write_run_metadata(run_dir, opt, backend)
     else:
@@ -211,10 +212,12 @@ def run_optimize(args: argparse.Namespace, *, write_report: Callable[[Path], Non
         print(f"backend: {backend.name} ({backend.describe()})", file=sys.stderr)
     reporter = make_reporter(quiet=opt.quiet, as_json=opt.as_json)
     runner = ProfiledRounds(backend, program_args=opt.program_args, run_template=opt.run, timeout_s=opt.timeout_s,
-                            cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines)
+                            cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines, warmup=opt.warmup)
     services = Services(backend=backend, runner=runner, tools=SourceTools.default(),
                         compile_check=compile_checker(opt.compile_check), reporter=reporter, write_report=write_report)
     loop = OptimizeLoop(run_dir, ledger, opt, services)
+    if not opt.quiet:
+        print(f"decision metric: {loop.opt.metric} ({(ledger.get('metric') or {}).get('how', '')})", file=sys.stderr)
     previous = {sig: signal.signal(sig, lambda *_: loop.request_stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         reporter.stage("run", str(run_dir))
