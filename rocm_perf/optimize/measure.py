@@ -190,8 +190,9 @@ def clock_paths(traces: list) -> tuple[dict[str, float], dict[str, str]]:
 class ProfiledRounds:
     """The real RoundRunner: backend.profile -> load_trace -> critical paths and medians.
 
-    `warmup`: untimed runs of each program before its first timed round (a program's first run
-    after its build pays for a cold page cache and cold branch predictors; pairs must not)."""
+    `warmup`: untimed runs of each program before its first timed round: a program's first run
+    after its build is much slower in wall clock than the runs after it (tests/bench/bench_noise.py),
+    and the first pair must not pay for that."""
 
     def __init__(self, backend: Backend, *, program_args: list[str], run_template: str | None, timeout_s: float,
                  cwd: Path, timing_lines: str, keep_profiles: Callable[[str], bool] = lambda key: key.endswith("-0"),
