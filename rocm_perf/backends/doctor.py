@@ -36,7 +36,7 @@ INSTALL_GPU = (
 class Check:
     """One thing the doctor looked at."""
 
-    area: str  # backends | compilers | profilers | gpu | source analysis | tools | slurm
+    area: str  # backends | compilers | profilers | gpu | source analysis | tools | slurm | host timing
     name: str
     ok: bool
     detail: str  # what was found (path, version) or why not
