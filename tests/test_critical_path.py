@@ -371,3 +371,25 @@ def test_an_api_trace_without_event_arguments_does_not_claim_to_know_cross_strea
     assert not r.cross_stream_known
     assert any("arguments of ordering calls are missing" in n for n in r.notes)
     assert r.critical_path_ns == 100
+
+
+def test_weights_in_place_of_durations_choose_the_path_in_their_own_units():
+    # Wall clock: stream 1 (2 x 100) is longest. In CPU time stream 1 was mostly descheduled
+    # (10 + 10) and stream 2 really worked (30 + 40): the weighted path is stream 2's.
+    p = HipProgramTrace()
+    a1 = p.launch("long", 1, 100)
+    b1 = p.launch("short", 2, 30)
+    a2 = p.launch("long", 1, 100)
+    b2 = p.launch("short", 2, 40)
+    trace = p.trace()
+    cpu = np.zeros(len(trace))
+    for launch, ns in ((a1, 10), (a2, 10), (b1, 30), (b2, 40)):
+        cpu[p.row_of(trace, launch)] = ns
+    r = analyze_critical_path(trace, weights=cpu)
+    assert r.critical_path_ns == 70 and r.sum_dispatch_ns == 90
+    assert r.path.tolist() == [p.row_of(trace, b1), p.row_of(trace, b2)]
+    assert weights(r) == {"short": 70, "long": 0} and r.slack[p.row_of(trace, a1)] == 50
+    assert r.span_ns == analyze_critical_path(trace).span_ns  # the wall-clock span is the trace's
+    for bad in (cpu[:-1], np.where(np.arange(len(cpu)) == 0, np.nan, cpu), -cpu):
+        with pytest.raises(RocmPerfError, match="one finite, non-negative value per dispatch"):
+            analyze_critical_path(trace, weights=bad)

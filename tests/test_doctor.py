@@ -130,3 +130,19 @@ def test_cli_doctor_json():
     data = json.loads(done.stdout)
     assert done.returncode == (0 if data["host_backend_works"] else 1)
     assert data["host_backend_works"] is host_backend_works()
+
+
+def test_host_timing_says_which_clocks_this_machine_gives_and_how_to_get_perf(monkeypatch):
+    from rocm_perf.backends import host_clocks
+
+    timing = {c.name: c for c in gather_checks() if c.area == "host timing"}
+    assert set(timing) == {"thread CPU time", "perf counters", "CPU pinning"}
+    assert timing["thread CPU time"].ok and "--metric cpu-path" in timing["thread CPU time"].detail
+    probe = host_clocks.perf_counters_status()
+    assert timing["perf counters"].ok is (probe == "")
+    # The probe's answers on a machine that refuses (paranoid 3): the reason and the fix.
+    refused = "perf_event_open refused cycles: Permission denied (perf_event_paranoid 3)"
+    monkeypatch.setattr(host_clocks, "perf_counters_status", lambda: refused)
+    monkeypatch.setattr(host_clocks, "perf_event_paranoid", lambda: 3)
+    perf = {c.name: c for c in gather_checks() if c.area == "host timing"}["perf counters"]
+    assert not perf.ok and perf.detail.startswith(refused) and perf.install == host_clocks.FIX_PARANOID

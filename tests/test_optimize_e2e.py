@@ -16,15 +16,17 @@ from pathlib import Path
 
 import pytest
 
+from rocm_perf.backends.host_clocks import perf_counters_status
 from rocm_perf.cli import main
 from conftest import DATA, ROOT
 
 pytestmark = pytest.mark.slow
 
 PROGRAMS = DATA / "programs"
-# The protocol's own defaults (first look at 5 pairs, at most 30); the median-path metric keeps a
-# dispatch stalled by another process on a shared CI machine from swamping a round.
-FAST = ["--backend", "host", "--compile-check", "off", "--aa-rounds", "10", "--metric", "median-path", "--quiet"]
+# The protocol's own defaults (first look at 5 pairs, at most 30) and its default metric on the host
+# backend, the CPU-time path: time a worker spends descheduled by other processes on a shared CI
+# machine does not count, so a busy machine does not swamp a round.
+FAST = ["--backend", "host", "--compile-check", "off", "--aa-rounds", "10", "--quiet"]
 
 
 def user_copy(tmp_path: Path, name: str) -> Path:
@@ -142,11 +144,20 @@ def _start_and_wait(argv, out: Path, phase: str, at_least: int) -> tuple[subproc
     raise AssertionError(f"never reached {phase} round {at_least}: {proc.communicate()[1][-2000:]}")
 
 
+# What the kill/resume test decides on. It needs trial 1 to pass screening after the resume, which
+# no clock guarantees on a loaded 2-core VM: there a busy neighbour can halve a core's speed for
+# seconds, so even the CPU-time path of identical builds scattered by 32 % over 10 A/A pairs and a
+# real 10 % win stayed inconclusive (CI on main failed so). Retired instructions are exact (the
+# rewrite retires 4 % fewer), so noise cannot decide this test and a broken resume still fails it.
+# Where perf counters are refused it runs on the default metric.
+RESUME_METRIC = [] if perf_counters_status() else ["--metric", "instructions"]
+
+
 def test_sigterm_then_kill_9_then_resume_finish_the_run(tmp_path):
     src = user_copy(tmp_path, "unroll_wins.cu")
     out = tmp_path / "runs"
     argv = [sys.executable, "-m", "rocm_perf.cli", "optimize", str(src), "--out", str(out),
-            "--rules", "unroll_manual", "--factors", "4", "--max-rounds", "60", *FAST]
+            "--rules", "unroll_manual", "--factors", "4", "--max-rounds", "60", *FAST, *RESUME_METRIC]
 
     # SIGTERM while screening: stops after recording, says how to continue, exit 130.
     proc, ledger = _start_and_wait(argv, out, "screen", 2)
@@ -171,6 +182,8 @@ def test_sigterm_then_kill_9_then_resume_finish_the_run(tmp_path):
     assert only_run(out) == ledger.parent
     s = summary(ledger.parent)
     assert s["state"] == "done" and s["trials"] == 1
+    if RESUME_METRIC:  # exact counts: the resumed run keeps the metric and accepts the real win
+        assert s["metric"]["name"] == "instructions" and len(s["accepted"]) == 1
     con = sqlite3.connect(str(ledger))
     for phase in ("screen", "confirm"):
         rows = con.execute("SELECT idx, count(*) FROM rounds WHERE trial_id = 1 AND phase = ? GROUP BY idx", (phase,)).fetchall()

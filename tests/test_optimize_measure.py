@@ -1,9 +1,17 @@
 """One round's reduction and the output comparison (pure parts of rocm_perf.optimize.measure)."""
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 
+from conftest import DATA
+
+from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.measure import (
     RoundResult,
+    clock_paths,
+    metric_of,
     metric_value,
     output_fingerprint,
     outputs_differ,
@@ -11,6 +19,7 @@ from rocm_perf.optimize.measure import (
     reduce_traces,
 )
 from rocm_perf.trace import KernelSymbol, Trace
+from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS
 
 
 def one_stream_trace():
@@ -41,3 +50,58 @@ def test_outputs_compare_exit_digests_and_stdout_without_timing_lines():
 def test_program_argv_plain_and_harness():
     assert program_argv("/r/prog", ["-n", "4"], None) == ["/r/prog", "-n", "4"]
     assert program_argv("/r/prog", ["x"], "python3 harness.py --exe {exe}") == ["python3", "harness.py", "--exe", "/r/prog", "x"]
+
+
+def test_clock_paths_weigh_the_critical_path_by_each_recorded_clock():
+    trace = one_stream_trace()
+    # The stalled dispatch (40 ns of wall clock) ran for 10 ns of CPU time, like its siblings.
+    trace.counters = {HOST_CPU_TIME_NS: np.array([9.0, 10, 19, 11]), HOST_INSTRUCTIONS: np.array([100.0, 100, 200, 100]),
+                      HOST_CYCLES: np.array([30.0, 31, np.nan, 29])}
+    paths, missing = clock_paths([trace, trace])  # two processes of one round add up
+    assert paths == {"cpu-path": 2 * 49.0, "instructions": 2 * 500.0}
+    assert missing == {"cycles": "1 dispatch(es) without HOST_CYCLES"}
+    r = RoundResult(True, "", 80, 80, outputs={"median_path_ns": 50, "metrics": paths, "metrics_missing": missing})
+    assert metric_value(r, "cpu-path") == 98 and metric_value(r, "critical-path") == 80
+    with pytest.raises(RocmPerfError, match="--metric cycles: a round has no cycles value .1 dispatch.es. without HOST_CYCLES"):
+        metric_value(r, "cycles")
+    # a round recorded before the clocks existed (an old ledger row) has none of them
+    assert metric_of(80, {"median_path_ns": 50}, "cpu-path") is None
+    assert metric_of(80, {"median_path_ns": 50}, "median-path") == 50
+    assert clock_paths([one_stream_trace()])[1]["cpu-path"] == "no HOST_CPU_TIME_NS in the profile"
+
+
+class CountingHostBackend:
+    """A spy around the real host backend: counts the profiled runs, changes nothing."""
+
+    def __init__(self):
+        from rocm_perf.backends.host import HostBackend
+
+        self.real = HostBackend()
+        self.runs: list[str] = []
+
+    def profile(self, argv, out_dir, **kw):
+        self.runs.append(Path(argv[0]).name)
+        return self.real.profile(argv, out_dir, **kw)
+
+
+@pytest.mark.slow
+def test_each_program_is_warmed_up_once_untimed_and_a_hang_ends_in_the_warm_up(tmp_path):
+    from rocm_perf.backends.host import HostBackend
+    from rocm_perf.optimize.measure import FAIL_TIMEOUT, ProfiledRounds
+
+    exe = HostBackend().build(DATA / "programs" / "bench_twin.cu", tmp_path / "b").executable
+    spy = CountingHostBackend()
+    rounds = ProfiledRounds(spy, program_args=[], run_template=None, timeout_s=60, cwd=tmp_path, timing_lines="(?!)")
+    for i in range(3):
+        assert rounds(exe, tmp_path / "rounds" / f"aa-{i}-B", f"0-aa-{i}-B").ok
+    assert spy.runs == ["bench_twin"] * 4  # one warm-up, then three timed rounds
+    assert not any(p.name.startswith(".warmup") for p in (tmp_path / "rounds").iterdir())
+
+    hang = tmp_path / "hang.sh"
+    hang.write_text("#!/bin/sh\nsleep 30\n")
+    hang.chmod(0o755)
+    slow = ProfiledRounds(CountingHostBackend(), program_args=[], run_template=None, timeout_s=1, cwd=tmp_path,
+                          timing_lines="(?!)")
+    r = slow(hang, tmp_path / "rounds" / "screen-0-C", "1-screen-0-C")
+    assert not r.ok and r.failure == FAIL_TIMEOUT and "warm-up" in r.outputs["stderr_tail"]
+    assert slow.backend.runs == ["hang.sh"]  # the timed round was not waited out a second time

@@ -87,3 +87,63 @@ def test_review_lists_runs_latest_first_and_survives_a_damaged_one(tmp_path, cap
     assert "unreadable" in lines[1]
     assert unfinished_run_for(tmp_path, "fp") == tmp_path / "20260101-000000-a"
     assert find_run(tmp_path, "latest").name == "20260103-000000-broken"
+
+
+def test_the_decision_metric_defaults_to_the_cpu_time_path_on_the_host_backend_only():
+    from rocm_perf.backends.host import HostBackend
+    from rocm_perf.backends.rocm import RocmBackend
+    from rocm_perf.optimize.options import resolve_metric
+
+    o = parse(["k.cu"])
+    assert o.metric == "auto" and o.warmup == 1 and o.recorded()["metric"] == "auto"
+    assert resolve_metric("auto", HostBackend())[0] == "cpu-path"
+    assert resolve_metric("auto", RocmBackend())[0] == "critical-path"  # today's default stays on the GPU
+    assert resolve_metric("median-path", RocmBackend()) == ("median-path", "--metric median-path")
+    with pytest.raises(RocmPerfError, match="--metric cpu-path: not available with the rocm backend here: .*records no "
+                                            "per-dispatch HOST_CPU_TIME_NS"):
+        resolve_metric("cpu-path", RocmBackend())
+    with pytest.raises(RocmPerfError, match="--warmup -1: must be at least 0"):
+        parse(["k.cu", "--warmup", "-1"])
+
+
+class PerfRefusedHost:
+    """A stand-in for a host backend on a machine that refuses perf_event_open (paranoid 3):
+    the real one here is root and may count."""
+
+    name = "host"
+
+    def dispatch_clocks(self):
+        refused = "perf_event_open refused cycles: Permission denied (perf_event_paranoid 3)"
+        return {"HOST_CPU_TIME_NS": "", "HOST_INSTRUCTIONS": refused, "HOST_CYCLES": refused}
+
+
+def test_a_clock_metric_the_machine_refuses_is_a_one_line_error_before_any_run(tmp_path, monkeypatch, capsys):
+    from rocm_perf.optimize.options import resolve_metric
+
+    assert resolve_metric("auto", PerfRefusedHost())[0] == "cpu-path"
+    with pytest.raises(RocmPerfError, match="--metric cycles: not available with the host backend here: "
+                                            "perf_event_open refused cycles: Permission denied .perf_event_paranoid 3."):
+        resolve_metric("cycles", PerfRefusedHost())
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k() {}\nint main() { return 0; }\n")
+    monkeypatch.setattr("rocm_perf.backends.host.HostBackend.dispatch_clocks", lambda self: PerfRefusedHost().dispatch_clocks())
+    assert main(["optimize", str(src), "--backend", "host", "--metric", "instructions", "--out", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("rocm-perf: error: --metric instructions: not available") and len(err) == 1
+    assert not (tmp_path / "runs").exists()  # refused before a run directory was made
+
+
+def test_the_resolved_metric_is_recorded_once_and_a_resumed_run_keeps_it(tmp_path):
+    from rocm_perf.backends.host import HostBackend
+    from rocm_perf.optimize.ledger import open_ledger
+    from rocm_perf.optimize.options import settle_metric
+
+    ledger = open_ledger(tmp_path / "run", create=True)
+    o = parse(["k.cu"])
+    assert settle_metric(ledger, o, HostBackend()) == "cpu-path"
+    assert ledger.get("metric")["name"] == "cpu-path" and "default" in ledger.get("metric")["how"]
+    # resumed where auto would mean another metric, it still decides as it began
+    from rocm_perf.backends.rocm import RocmBackend
+
+    assert settle_metric(ledger, o, RocmBackend()) == "cpu-path"
+    ledger.close()

@@ -47,7 +47,8 @@ def installed(tmp_path_factory) -> tuple[Path, dict]:
                    "rocm_perf/roctx_declarations/roctx_api.h",
                    "rocm_perf/roctx_declarations/rocprofiler-sdk-roctx/roctx.h",
                    "rocm_perf/analysis/arch/gfx942.toml", "rocm_perf/analysis/rules/bottlenecks.toml",
-                   "rocm_perf/analysis/rules/hotspots.toml", "rocm_perf/backends/host_runtime/rocm_perf_host/sampler.h"):
+                   "rocm_perf/analysis/rules/hotspots.toml", "rocm_perf/backends/host_runtime/rocm_perf_host/sampler.h",
+                   "rocm_perf/backends/host_runtime/rocm_perf_host/dispatch_clocks.h"):
         assert needed in names, f"{needed} missing from {wheel.name}"
     venv = base / "venv"
     run([sys.executable, "-m", "venv", venv], cwd=base, env=env)

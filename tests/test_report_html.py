@@ -148,3 +148,14 @@ def test_real_run_report_loads_in_chromium_without_console_errors(real_run, tmp_
     assert "<svg" in dom  # plots are inline
     text = md.read_text()
     assert f"## Run {real_run.name}".replace("_", "\\_") in text
+    # Which metric decided (the host backend's default), with rounds in its units.
+    assert view.metric == "cpu-path" and view.metric_unit == "ns"
+    assert "decided on" in dom and "critical path in CPU time of the threads that ran each dispatch" in dom
+    assert "decided on: cpu-path" in text
+    from rocm_perf.optimize.ledger import open_ledger
+
+    ledger = open_ledger(real_run)
+    phase = "confirm" if ledger.rounds(int(trial.id), "confirm") else "screen"
+    rows = [r for r in ledger.rounds(int(trial.id), phase) if r.role == "B" and r.ok]
+    ledger.close()
+    assert trial.baseline_rounds == [r.outputs["metrics"]["cpu-path"] for r in rows] != [r.cp_ns for r in rows]

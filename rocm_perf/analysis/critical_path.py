@@ -104,14 +104,27 @@ class CriticalPathResult:
 
 
 def analyze_critical_path(
-    trace: Trace, *, null_stream: str = "legacy", gap_heuristic_ns: int | None = None
+    trace: Trace, *, null_stream: str = "legacy", gap_heuristic_ns: int | None = None,
+    weights: np.ndarray | None = None,
 ) -> CriticalPathResult:
-    """The critical path of a trace's dispatch DAG (see the module docstring and dag.py)."""
+    """The critical path of a trace's dispatch DAG (see the module docstring and dag.py).
+
+    `weights` (one non-negative value per dispatch row) stand in for `end - start` as each
+    dispatch's cost: the path is then the longest in those units, and so are the path length,
+    schedule, slack and symbol weights of the result (`span_ns` stays the wall-clock span). The
+    host backend's per-dispatch CPU time is such a cost: a loaded machine does not stretch it.
+    The DAG's edges still come from the trace's times and API calls."""
     dag = build_dispatch_dag(trace, null_stream=null_stream, gap_heuristic_ns=gap_heuristic_ns)
-    duration = (trace.end - trace.start).astype(np.int64)
-    if (duration < 0).any():
-        bad = int(np.flatnonzero(duration < 0)[0])
-        raise RocmPerfError(f"dispatch row {bad} ends before it starts: the trace's timestamps are inconsistent")
+    if weights is None:
+        duration = (trace.end - trace.start).astype(np.int64)
+        if (duration < 0).any():
+            bad = int(np.flatnonzero(duration < 0)[0])
+            raise RocmPerfError(f"dispatch row {bad} ends before it starts: the trace's timestamps are inconsistent")
+    else:
+        values = np.asarray(weights, dtype=np.float64)
+        if values.shape != (len(trace),) or not np.isfinite(values).all() or (values < 0).any():
+            raise RocmPerfError("critical-path weights must be one finite, non-negative value per dispatch")
+        duration = np.rint(values).astype(np.int64)
     schedule = _schedule(dag, duration)
     symbols = _symbol_weights(trace, duration, schedule.on_path, schedule.slack, schedule.length)
     n = len(trace)

@@ -79,6 +79,12 @@ class Backend(ABC):
         and joins it). Backends without hardware counters raise RocmPerfError saying so."""
         raise RocmPerfError(self.no_counters_message())
 
+    def dispatch_clocks(self) -> dict[str, str]:
+        """The steady per-dispatch costs this backend's profiles carry beside start/end, as counters
+        named in trace/host_clocks.py: name -> "" where recorded on this machine, else why not.
+        Empty for a backend that records none (its rounds are decided on wall-clock paths)."""
+        return {}
+
     def no_counters_message(self) -> str:
         """Why this backend cannot collect hardware counters (one line)."""
         return f"the {self.name} backend has no hardware counters: --counters needs the rocm backend (rocprofv3 on an AMD GPU)"

@@ -36,7 +36,7 @@ INSTALL_GPU = (
 class Check:
     """One thing the doctor looked at."""
 
-    area: str  # backends | compilers | profilers | gpu | source analysis | tools | slurm
+    area: str  # backends | compilers | profilers | gpu | source analysis | tools | slurm | host timing
     name: str
     ok: bool
     detail: str  # what was found (path, version) or why not
@@ -52,6 +52,7 @@ def gather_checks() -> list[Check]:
     checks += _libclang()
     checks += [_cxxfilt(), _symbolizer(), _cmake()]
     checks += slurm_checks()
+    checks += _host_clocks()
     return checks
 
 
@@ -259,6 +260,31 @@ def _symbolizer() -> Check:
                      "cannot name source lines", INSTALL_CXXFILT)
     kind, path = found
     return Check("tools", "symbolizer", True, f"{kind} ({path}) maps host samples to source lines")
+
+
+def _host_clocks() -> list[Check]:
+    """What the host runtime can time each dispatch by (dispatch_clocks.h), and which --metric that allows."""
+    from rocm_perf.backends import host_clocks as hc
+
+    area = "host timing"
+    cpu = hc.thread_cpu_time_status()
+    checks = [Check(area, "thread CPU time", not cpu,
+                    cpu or "CLOCK_THREAD_CPUTIME_ID per block worker: --metric cpu-path (the host backend's default)")]
+    perf = hc.perf_counters_status()
+    paranoid = hc.perf_event_paranoid()
+    if not perf:
+        checks.append(Check(area, "perf counters", True, "user-space instructions and cycles per block worker"
+                            + (f" (perf_event_paranoid {paranoid})" if paranoid is not None else "")
+                            + ": --metric instructions, cycles"))
+    else:
+        fix = hc.FIX_PARANOID if paranoid is not None and paranoid > 2 else None
+        checks.append(Check(area, "perf counters", False, f"{perf}: no --metric instructions or cycles", fix))
+    pin = hc.pinning_status()
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    checks.append(Check(area, "CPU pinning", not pin,
+                        pin or f"block workers can be pinned to one of CPUs {','.join(map(str, allowed))} each "
+                        "(ROCM_PERF_HOST_PIN=1)"))
+    return checks
 
 
 # ---- helpers -----------------------------------------------------------------------------------

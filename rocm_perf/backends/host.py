@@ -35,6 +35,9 @@ DEFAULT_SAMPLE_HZ = 1000
 # samples separate, untimed rounds instead (evidence_backend).
 SAMPLE_BY_DEFAULT = False
 HEAT_SAMPLE_HZ = 4000
+# Whether block workers are pinned to one CPU each (ROCM_PERF_HOST_PIN; dispatch_clocks.h) unless
+# told otherwise: see tests/bench/bench_noise.py for what pinning does to the paired noise.
+PIN_BY_DEFAULT = False
 # -rdynamic exports the kernels' symbols so that the runtime reads their mangled names (dladdr).
 LINK_FLAGS = ["-rdynamic", "-lpthread", "-ldl"]
 
@@ -77,10 +80,13 @@ class HostBackend(Backend):
                 "--counters needs the rocm backend (rocprofv3 on an AMD GPU)")
 
     def __init__(self, threads: int | None = None, *, serial: bool = False, compiler: str | None = None,
-                 sample: bool | None = None, sample_hz: int = DEFAULT_SAMPLE_HZ, warp_size: int = DEFAULT_WARP_SIZE):
+                 sample: bool | None = None, sample_hz: int = DEFAULT_SAMPLE_HZ, pin: bool | None = None,
+                 warp_size: int = DEFAULT_WARP_SIZE):
         """`threads`: OS threads per launch's block pool; default ROCM_PERF_HOST_THREADS, else 1 (steady).
         `sample`: run the sampling profiler in every profiled run (builds get -g; see
         host_runtime/rocm_perf_host/sampler.h); None = SAMPLE_BY_DEFAULT.
+        `pin`: bind each block worker thread to one CPU; default ROCM_PERF_HOST_PIN (0/1), else
+        PIN_BY_DEFAULT. Where the machine refuses, workers run unpinned and the trace says so.
         `warp_size`: lanes per emulated wavefront, 64 (CDNA) or 32 (code written for 32-lane waves)."""
         if warp_size not in (32, 64):
             raise RocmPerfError(f"--warp-size must be 32 or 64, got {warp_size}")
@@ -94,6 +100,12 @@ class HostBackend(Backend):
         if self.threads < 1:
             raise RocmPerfError(f"host backend threads must be at least 1, got {self.threads}")
         self.serial = serial
+        if pin is None:
+            from_env = os.environ.get("ROCM_PERF_HOST_PIN", "").strip()
+            if from_env not in ("", "0", "1"):
+                raise RocmPerfError(f"ROCM_PERF_HOST_PIN={from_env!r}: expected 0 or 1")
+            pin = PIN_BY_DEFAULT if not from_env else from_env == "1"
+        self.pin = bool(pin)
         self.compiler = compiler or os.environ.get("CXX") or "g++"
         self.sample = SAMPLE_BY_DEFAULT if sample is None else bool(sample)
         if sample_hz < 1 or sample_hz > 100000:
@@ -111,11 +123,17 @@ class HostBackend(Backend):
         except RocmPerfError:
             return None
         return HostBackend(self.threads, serial=self.serial, compiler=self.compiler, sample=True,
-                           sample_hz=HEAT_SAMPLE_HZ, warp_size=self.warp_size)
+                           sample_hz=HEAT_SAMPLE_HZ, pin=self.pin, warp_size=self.warp_size)
 
     def warp_flags(self) -> list[str]:
         """Compiler flags that set the emulated wavefront size (none for the default 64)."""
         return [] if self.warp_size == DEFAULT_WARP_SIZE else [f"-DROCM_PERF_WARP_SIZE={self.warp_size}"]
+
+    def dispatch_clocks(self) -> dict[str, str]:
+        """CPU time always (Linux); instructions and cycles where perf_event_open is allowed."""
+        from rocm_perf.backends.host_clocks import clock_availability
+
+        return clock_availability()
 
     def available(self) -> tuple[bool, str]:
         if shutil.which(self.compiler) is None:
@@ -126,7 +144,8 @@ class HostBackend(Backend):
 
     def describe(self) -> str:
         cpu = cpu_model() or platform.machine()
-        mode = (", serial" if self.serial else "") + (f", sampling {self.sample_hz}/s" if self.sample else "")
+        mode = ((", serial" if self.serial else "") + (", pinned" if self.pin else "")
+                + (f", sampling {self.sample_hz}/s" if self.sample else ""))
         if self.warp_size != DEFAULT_WARP_SIZE:
             mode += f", {self.warp_size}-lane warps"
         return f"CPU: {cpu} ({self.threads} block thread{'s' if self.threads != 1 else ''}{mode}; host backend, CPU timings)"
@@ -162,6 +181,7 @@ class HostBackend(Backend):
             "ROCM_PERF_HOST_LOG": str(log_path),
             "ROCM_PERF_HOST_THREADS": str(self.threads),
             "ROCM_PERF_HOST_SERIAL": "1" if self.serial else "0",
+            "ROCM_PERF_HOST_PIN": "1" if self.pin else "0",
             "ROCM_PERF_HOST_SAMPLES": str(samples_path) if (self.sample and samples_path) else "",
         }
         if self.sample:

@@ -6,6 +6,10 @@ Record types (see host_runtime/rocm_perf_host/runtime.h, Tracer::write_log):
   dispatch  {corr, kernel, stream, grid[3], block[3], shmem, start, end, tid}
   api       {corr, name, start, end, tid, args{...}, digest?}
   marker    {op, message, time, tid, id}   op: push | pop | start | stop | mark (roctx, rocm_perf_host/roctx.h)
+  clocks    {cpu_time, perf, pinning, perf_scaled_dispatches}   how the dispatch costs were taken
+  dispatch_cost {corr, cpu_ns, instructions?, cycles?}   (rocm_perf_host/dispatch_clocks.h)
+Dispatch costs become the counters HOST_CPU_TIME_NS, HOST_INSTRUCTIONS and HOST_CYCLES
+(trace/host_clocks.py), NaN for a dispatch without them; `clocks` goes to the agent's extra.
 Markers are paired into ranges as rocprofv3 --marker-trace pairs them: a pop closes the newest
 push of its thread, a stop the start with its id; a range still open at exit is not recorded, and
 a pop with nothing open is an error (rocprofv3 stops the program there).
@@ -21,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS
 from rocm_perf.trace.model import MARK, PROCESS_RANGE, THREAD_RANGE, UNKNOWN, Agent, ApiCalls, KernelSymbol, Markers, Trace
 from rocm_perf.trace.rocpd_read import DIGEST_ARG, parse_pointer
 
@@ -28,7 +33,8 @@ HOST_AGENT_ID = 1
 
 
 def _records(path: Path) -> dict[str, list[dict]]:
-    by_type: dict[str, list[dict]] = {"meta": [], "kernel": [], "dispatch": [], "api": [], "marker": []}
+    by_type: dict[str, list[dict]] = {"meta": [], "kernel": [], "dispatch": [], "api": [], "marker": [], "clocks": [],
+                                      "dispatch_cost": []}
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():
@@ -115,6 +121,21 @@ def _markers(records: list[dict], shown: str) -> tuple[Markers | None, int]:
     return (Markers.from_rows(rows) if rows else None), left_open
 
 
+def _dispatch_costs(dispatches: list[dict], costs: list[dict]) -> dict[str, list[float]]:
+    """The HOST_* counter columns over `dispatches` (in their order), joined by correlation id;
+    empty when the log has no costs (a runtime from before the clocks, or an untraced build)."""
+    if not costs:
+        return {}
+    by_corr = {int(c["corr"]): c for c in costs}
+    columns: dict[str, list[float]] = {}
+    for name, key in ((HOST_CPU_TIME_NS, "cpu_ns"), (HOST_INSTRUCTIONS, "instructions"), (HOST_CYCLES, "cycles")):
+        column = [float(by_corr[int(d["corr"])][key]) if key in by_corr.get(int(d["corr"]), {}) else float("nan")
+                  for d in dispatches]
+        if any(v == v for v in column):  # not all NaN
+            columns[name] = column
+    return columns
+
+
 def read_host_log(path: Path, *, program: str | None = None) -> Trace:
     """The Trace of one host-backend run, from its raw log (errors name `program` when given, else the log)."""
     path = Path(path)
@@ -135,6 +156,7 @@ def read_host_log(path: Path, *, program: str | None = None) -> Trace:
         streams.setdefault(int(d["stream"]), {"name": f"Stream {d['stream']}", "handle": handle})
 
     threads = int(meta.get("threads", 1))
+    clocks = {k: v for k, v in (records["clocks"][0] if records["clocks"] else {}).items() if k != "type"}
     trace = Trace.from_rows(
         start=[d["start"] for d in dispatches],
         end=[d["end"] for d in dispatches],
@@ -154,12 +176,14 @@ def read_host_log(path: Path, *, program: str | None = None) -> Trace:
                 name="host",
                 product=f"CPU via rocm-perf host runtime ({threads} threads)",
                 cu_count=threads,
-                extra={"wave_front_size": int(meta.get("warp_size", 64)), "backend": "host"},
+                extra={"wave_front_size": int(meta.get("warp_size", 64)), "backend": "host",
+                       **({"clocks": clocks} if clocks else {})},
             )
         ],
         api=api,
         digests=digests,
         markers=markers,
+        counters=_dispatch_costs(dispatches, records["dispatch_cost"]),
         metadata={
             "ranges_open_at_exit": left_open,
             "format": "host-log",

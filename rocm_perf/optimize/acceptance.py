@@ -249,7 +249,7 @@ class NoiseFloor:
     interval: RatioInterval
     spread: float  # robust standard deviation of one paired log ratio
     resolution: float  # the interval half-width a full test (max_rounds pairs) reaches at this spread
-    floor: float  # max(systematic A/A offset, resolution): min_gain is never below it
+    floor: float  # max(A/A offset beyond its interval, resolution): min_gain is never below it
 
     def to_json(self) -> dict:
         return {"interval": self.interval.to_json(), "spread": self.spread, "resolution": self.resolution,
@@ -261,16 +261,19 @@ def noise_floor(baseline, twin, *, confidence: float = 0.95, max_rounds: int = 3
     """The A/A noise floor.
 
     Two effects can make identical programs look different: a systematic offset between two
-    builds or two positions in a pair (the A/A estimate's distance from 1), and plain noise,
-    which limits how small a gain `max_rounds` pairs can resolve (the half-width of a
-    Hodges-Lehmann interval, standard error about 1.02 s / sqrt(n) for spread s).
+    builds or two positions in a pair, and plain noise, which limits how small a gain
+    `max_rounds` pairs can resolve (the half-width of a Hodges-Lehmann interval, standard error
+    about 1.02 s / sqrt(n) for spread s). The offset counted is the part the A/A rounds can tell
+    from their own noise: the distance from 1 to their interval, 0 when it covers 1. (The point
+    estimate alone is noise too: on a loaded 2-core machine 10 A/A pairs of identical builds
+    estimated 1.08, and that floor then declined a real 9 % win.)
     """
     tail = (1.0 - confidence) / 2.0
     interval = median_ratio_interval(baseline, twin, tail_alpha=tail, method=method)
     spread = paired_spread(baseline, twin)
     z = _normal_quantile(1.0 - tail)
     resolution = math.expm1(z * 1.02 * spread / math.sqrt(max_rounds))
-    offset = abs(1.0 - interval.estimate)
+    offset = max(0.0, interval.low - 1.0, 1.0 - interval.high)
     return NoiseFloor(interval, spread, resolution, max(offset, resolution))
 
 

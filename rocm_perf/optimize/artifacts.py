@@ -62,6 +62,8 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "backend": ledger.get("backend"),
         "device": ledger.get("device"),
         "options": ledger.get("options"),
+        # What decided every accept and reject: {"name", "how" it was chosen, "meaning"}.
+        "metric": decision_metric(ledger),
         "noise_floor": ledger.get("noise_floor"),
         "effective_min_gain": ledger.get("effective_min_gain"),
         "top_kernels": ledger.get("top_kernels", []),
@@ -80,6 +82,17 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "open": [_trial_json(t) for t in trials if t.status not in ("accepted", "rejected")],
         "trials": len(trials),
     }
+
+
+def decision_metric(ledger: Ledger) -> dict:
+    """The run's decision metric as recorded; a run from before the record decided on its option."""
+    from rocm_perf.optimize.measure import METRIC_CRITICAL_PATH, METRIC_MEANING
+
+    recorded = ledger.get("metric")
+    if recorded:
+        return recorded
+    name = (ledger.get("options") or {}).get("metric") or METRIC_CRITICAL_PATH
+    return {"name": name, "how": f"--metric {name}", "meaning": METRIC_MEANING.get(name, name)}
 
 
 def _resources_of(bases, generation: int) -> dict:
@@ -166,12 +179,16 @@ def render_markdown(s: dict) -> str:
         lines.insert(3, f"- project: built with `{project['build']}`, run with `{project['run']}`; sources "
                         + ", ".join(f"`{rel}`" for rel in project["sources"])
                         + (f"; changed: {', '.join(f'`{rel}`' for rel in s['files_changed'])}" if s.get("files_changed") else ""))
+    metric = s.get("metric") or {}
+    name = metric.get("name", "critical-path")
+    if metric:
+        lines.append(f"- decided on: **{name}**, the {metric.get('meaning')} ({metric.get('how')})")
     nf = s.get("noise_floor")
     if nf:
-        lines.append(f"- A/A noise floor: ratio {_interval_text(nf['interval'])}, floor {nf['floor'] * 100:.2f} %;"
+        lines.append(f"- A/A noise floor ({name}): ratio {_interval_text(nf['interval'])}, floor {nf['floor'] * 100:.2f} %;"
                      f" min gain used {float(s['effective_min_gain']) * 100:.2f} %")
     if s.get("final_check"):
-        lines.append(f"- original vs final (critical path): ratio {_interval_text(s['final_check'])}, "
+        lines.append(f"- original vs final ({name}): ratio {_interval_text(s['final_check'])}, "
                      f"speedup {_speedup_text(s['final_check'])}")
     lines += _before_after_markdown(s.get("before_after"))
     lines += _roofline_lines(s.get("roofline") or {}, s.get("top_kernels", []))
@@ -183,9 +200,9 @@ def render_markdown(s: dict) -> str:
         conf = t["evidence"].get("confirm", {})
         where = f" in `{t['file']}`" if t.get("file") else ""
         lines += ["", f"### Trial {t['id']}: {t['kernel']}{where} loop {t['loop']}, {t['rule']} x{t['factor']}", "",
-                  f"- critical-path ratio (fresh re-measure): {_interval_text(conf.get('critical_path'))},"
+                  f"- {conf.get('metric', name)} ratio (fresh re-measure): {_interval_text(conf.get('critical_path'))},"
                   f" speedup {_speedup_text(conf.get('critical_path'))}, {conf.get('rounds')} rounds",
-                  f"- kernel ratio: {_interval_text(conf.get('kernel'))}",
+                  f"- kernel ratio (median dispatch, wall clock): {_interval_text(conf.get('kernel'))}",
                   f"- screening: {_interval_text(t['evidence'].get('screen', {}).get('critical_path'))}",
                   f"- confirmation: #{conf.get('confirmation', {}).get('k')} of the run, at level "
                   f"{conf.get('confirmation', {}).get('alpha', float('nan')):.4g} (alpha spent across the run)",
@@ -254,18 +271,20 @@ def terminal_summary(s: dict) -> str:
     """The one-screen summary printed at the end of a run (and by `review RUN`)."""
     out = [f"run {s['run']}: {s['state']}, {s['trials']} trials, {len(s['accepted'])} accepted"
            + (f" (stopped: {s['stop_reason']})" if s.get("stop_reason") else "")]
+    name = (s.get("metric") or {}).get("name", "critical-path")
+    out.append(f"  decided on {name}: the {(s.get('metric') or {}).get('meaning', name)}")
     nf = s.get("noise_floor")
     if nf:
         out.append(f"  A/A noise floor {nf['floor'] * 100:.2f} %, min gain used {float(s['effective_min_gain']) * 100:.2f} %")
     for t in s["accepted"]:
         conf = t["evidence"].get("confirm", {})
         out.append(f"  + #{t['id']} {t['kernel']} {t['loop']} {t['rule']} x{t['factor']}: "
-                   f"{_speedup_text(conf.get('critical_path'))} critical path, ratio {_interval_text(conf.get('critical_path'))}")
+                   f"{_speedup_text(conf.get('critical_path'))} {conf.get('metric', name)}, ratio {_interval_text(conf.get('critical_path'))}")
     by_reason: dict[str, int] = {}
     for t in s["rejected"]:
         by_reason[t["reason"]] = by_reason.get(t["reason"], 0) + 1
     if by_reason:
         out.append("  rejected: " + ", ".join(f"{n} {r}" for r, n in sorted(by_reason.items())))
     if s.get("final_check"):
-        out.append(f"  original -> final: {_speedup_text(s['final_check'])} (ratio {_interval_text(s['final_check'])})")
+        out.append(f"  original -> final: {_speedup_text(s['final_check'])} {name} (ratio {_interval_text(s['final_check'])})")
     return "\n".join(out)

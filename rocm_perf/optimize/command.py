@@ -20,7 +20,7 @@ from rocm_perf.optimize.artifacts import build_summary, terminal_summary
 from rocm_perf.optimize.ledger import LEDGER_NAME, Ledger, open_ledger
 from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools, Stopped, sha256_bytes
 from rocm_perf.optimize.measure import ProfiledRounds
-from rocm_perf.optimize.options import OptimizeOptions, options_from_args
+from rocm_perf.optimize.options import OptimizeOptions, options_from_args, resolve_metric
 from rocm_perf.optimize.progress import make_reporter
 
 EXIT_STOPPED = 130
@@ -153,12 +153,12 @@ def make_runner(run_dir: Path, ledger: Ledger, opt: OptimizeOptions, backend) ->
     command in the built tree, with the environment its build had (host backend: the wrapper)."""
     if not opt.project:
         return ProfiledRounds(backend, program_args=opt.program_args, run_template=opt.run, timeout_s=opt.timeout_s,
-                              cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines)
+                              cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines, warmup=opt.warmup)
     from rocm_perf.optimize.project import build_environment
 
     return ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=opt.timeout_s,
                           cwd=Path(ledger.get("cwd") or "."), timing_lines=opt.timing_lines, project_run=opt.run,
-                          env=build_environment(backend, run_dir / "bin"))
+                          env=build_environment(backend, run_dir / "bin"), warmup=opt.warmup)
 
 
 def _ask_resume(run: Path) -> bool:
@@ -255,6 +255,7 @@ def run_optimize(args: argparse.Namespace, *, write_report: Callable[[Path], Non
             opt = display
     backend = select_backend(opt.backend if run_dir is None else ledger.get("backend"), warp_size=opt.warp_size)
     if run_dir is None:
+        resolve_metric(opt.metric, backend)  # a metric this backend cannot give: say so before making a run
         run_dir, ledger = create_run(opt, backend.name, backend.describe(), sys.argv)
         write_run_metadata(run_dir, opt, backend)
     else:
@@ -267,6 +268,8 @@ def run_optimize(args: argparse.Namespace, *, write_report: Callable[[Path], Non
     services = Services(backend=backend, runner=runner, tools=SourceTools.default(),
                         compile_check=compile_checker(opt.compile_check), reporter=reporter, write_report=write_report)
     loop = OptimizeLoop(run_dir, ledger, opt, services)
+    if not opt.quiet:
+        print(f"decision metric: {loop.opt.metric} ({(ledger.get('metric') or {}).get('how', '')})", file=sys.stderr)
     previous = {sig: signal.signal(sig, lambda *_: loop.request_stop()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         reporter.stage("run", str(run_dir))

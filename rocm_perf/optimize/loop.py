@@ -29,7 +29,7 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, Baseline, Ledger, RoundRow, Trial
 from rocm_perf.optimize.measure import RoundResult, RoundRunner, metric_value, outputs_differ
-from rocm_perf.optimize.options import OptimizeOptions
+from rocm_perf.optimize.options import OptimizeOptions, settle_metric
 from rocm_perf.optimize.heat import HeatRounds
 from rocm_perf.optimize.plan import Proposal, RankedKernel, propose
 from rocm_perf.optimize.progress import Reporter
@@ -97,7 +97,8 @@ class OptimizeLoop:
     def __init__(self, run_dir: Path, ledger: Ledger, options: OptimizeOptions, services: Services):
         self.run_dir = Path(run_dir)
         self.ledger = ledger
-        self.opt = options
+        # The decision metric, resolved for this backend and recorded once (options.settle_metric).
+        self.opt = replace(options, metric=settle_metric(ledger, options, services.backend))
         self.svc = services
         self.report = services.reporter
         self.stop_requested = False

@@ -1,9 +1,17 @@
 """One measured round: run a built program under the backend's profiler and reduce its trace.
 
-A round yields the decision metric (the critical-path time of the dispatch DAG), the plain sum of
-dispatch durations, each kernel's median dispatch duration, each kernel's critical-path share
-(for ranking), and the evidence of correctness: exit status, output digests, standard output.
-The correctness of a candidate is checked on these very timed runs (MEASUREMENT.md).
+A round yields the decision metrics, the plain sum of dispatch durations, each kernel's median
+dispatch duration, each kernel's critical-path share (for ranking), and the evidence of
+correctness: exit status, output digests, standard output. The correctness of a candidate is
+checked on these very timed runs (MEASUREMENT.md).
+
+The decision metrics (`optimize --metric`), each the length of a path through the dispatch DAG:
+- critical-path: wall clock, each dispatch weighted by its end - start (the rocm backend's default);
+- median-path: the wall-clock critical path with each dispatch at its kernel's median duration;
+- cpu-path: the critical path with each dispatch weighted by the CPU time of the threads that ran
+  its blocks (the host backend's default: time spent descheduled by other processes does not count);
+- instructions, cycles: the same with the dispatch's user-space instructions or cycles (host
+  backend, where perf_event_open is allowed).
 
 The loop only sees the `RoundRunner` signature, so that tests can inject measurements.
 """
@@ -23,6 +31,7 @@ import numpy as np
 from rocm_perf.backends.base import Backend
 from rocm_perf.process import last_lines
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS
 
 FAIL_CRASH = "crash"
 FAIL_TIMEOUT = "timeout"
@@ -45,15 +54,45 @@ class RoundResult:
         return asdict(self)
 
 
+METRIC_AUTO = "auto"
 METRIC_CRITICAL_PATH = "critical-path"
 METRIC_MEDIAN_PATH = "median-path"
+METRIC_CPU_PATH = "cpu-path"
+METRIC_INSTRUCTIONS = "instructions"
+METRIC_CYCLES = "cycles"
+METRICS = (METRIC_CRITICAL_PATH, METRIC_MEDIAN_PATH, METRIC_CPU_PATH, METRIC_INSTRUCTIONS, METRIC_CYCLES)
+# The per-dispatch clock (trace/host_clocks.py) each clock-weighted path is taken in.
+METRIC_CLOCK = {METRIC_CPU_PATH: HOST_CPU_TIME_NS, METRIC_INSTRUCTIONS: HOST_INSTRUCTIONS, METRIC_CYCLES: HOST_CYCLES}
+# For reports: what a round's value is under each metric.
+METRIC_MEANING = {
+    METRIC_CRITICAL_PATH: "wall-clock critical-path time",
+    METRIC_MEDIAN_PATH: "critical path at each kernel's median dispatch duration",
+    METRIC_CPU_PATH: "critical path in CPU time of the threads that ran each dispatch",
+    METRIC_INSTRUCTIONS: "critical path in retired user-space instructions",
+    METRIC_CYCLES: "critical path in user-space core cycles",
+}
+
+
+def metric_of(cp_ns: float, outputs: dict, metric: str) -> float | None:
+    """A recorded round's value under `metric` (its cp_ns and outputs, as the ledger keeps
+    them); None when the round did not record it."""
+    if metric == METRIC_CRITICAL_PATH:
+        return float(cp_ns)
+    if metric == METRIC_MEDIAN_PATH:
+        return float(outputs.get("median_path_ns", cp_ns))
+    value = (outputs.get("metrics") or {}).get(metric)
+    return None if value is None else float(value)
 
 
 def metric_value(r: RoundResult, metric: str) -> float:
-    """The decision value of a round under `metric` (--metric)."""
-    if metric == METRIC_MEDIAN_PATH:
-        return float(r.outputs.get("median_path_ns", r.cp_ns))
-    return r.cp_ns
+    """The decision value of a round under `metric` (--metric); RocmPerfError when the round does
+    not carry it (a clock this machine refused)."""
+    value = metric_of(r.cp_ns, r.outputs, metric)
+    if value is None or not value > 0:
+        why = r.outputs.get("metrics_missing", {}).get(metric, "the profile has no such per-dispatch clock")
+        raise RocmPerfError(f"--metric {metric}: a round has no {metric} value ({why}); "
+                            f"choose another --metric (`rocm-perf doctor` shows which clocks this machine gives)")
+    return value
 
 
 # (executable, directory for this round's files, a key naming the round) -> RoundResult
@@ -123,14 +162,44 @@ def reduce_traces(traces: list) -> tuple[float, float, dict[str, float], dict[st
     return cp, total, medians, shares, median_path
 
 
+def clock_paths(traces: list) -> tuple[dict[str, float], dict[str, str]]:
+    """The clock-weighted paths of one round ({metric: length}, summed over its traces like the
+    critical path), and for each clock metric the round cannot give, why not."""
+    from rocm_perf.analysis.critical_path import analyze_critical_path
+
+    paths: dict[str, float] = {}
+    missing: dict[str, str] = {}
+    for metric, clock in METRIC_CLOCK.items():
+        total = 0.0
+        for trace in traces:
+            if len(trace) == 0:
+                continue
+            column = trace.counters.get(clock)
+            if column is None:
+                missing[metric] = f"no {clock} in the profile"
+                break
+            if not np.isfinite(column).all():
+                missing[metric] = f"{int((~np.isfinite(column)).sum())} dispatch(es) without {clock}"
+                break
+            total += float(analyze_critical_path(trace, weights=column).critical_path_ns)
+        if metric not in missing and total > 0:
+            paths[metric] = total
+    return paths, missing
+
+
 class ProfiledRounds:
-    """The real RoundRunner: backend.profile -> load_trace -> critical path and medians."""
+    """The real RoundRunner: backend.profile -> load_trace -> critical paths and medians.
+
+    `warmup`: untimed runs of each program before its first timed round: a program's first run
+    after its build is much slower in wall clock than the runs after it (tests/bench/bench_noise.py),
+    and the first pair must not pay for that."""
 
     def __init__(self, backend: Backend, *, program_args: list[str], run_template: str | None, timeout_s: float,
                  cwd: Path, timing_lines: str, keep_profiles: Callable[[str], bool] = lambda key: key.endswith("-0"),
-                 project_run: str | None = None, env: dict[str, str] | None = None):
+                 project_run: str | None = None, env: dict[str, str] | None = None, warmup: int = 1):
         """`project_run`: a project's run command; the "executable" of a round is then the built
-        tree, in which the command runs (through the shell, with `env`)."""
+        tree, in which the command runs (through the shell, with `env`). `warmup`: untimed runs of
+        each executable before its first timed round."""
         self.backend = backend
         self.project_run = project_run
         self.env = env
@@ -140,17 +209,49 @@ class ProfiledRounds:
         self.cwd = cwd
         self.timing_lines = timing_lines
         self.keep_profiles = keep_profiles
+        self.warmup = warmup
+        self.warmed: set[str] = set()
+
+    def _argv(self, executable: Path) -> tuple[list[str], Path]:
+        """The command of one run and where it runs: a project's run command in its built tree, or the program."""
+        if self.project_run is not None:
+            return ["/bin/sh", "-c", self.project_run], Path(executable)
+        return program_argv(executable, self.program_args, self.run_template), self.cwd
+
+    def _warm_up(self, executable: Path, round_dir: Path) -> RoundResult | None:
+        """Run `executable` untimed `warmup` times, once per runner. The timed round that follows
+        is what counts, so a warm-up's outputs are not looked at; only a hang ends the round there
+        (waiting out the timeout twice would say nothing new)."""
+        key = str(Path(executable).resolve())
+        if key in self.warmed:
+            return None
+        self.warmed.add(key)
+        for i in range(self.warmup):
+            scratch = round_dir.parent / f".warmup-{round_dir.name}-{i}"
+            argv, cwd = self._argv(executable)
+            try:
+                res = self.backend.profile(argv, scratch, timeout=self.timeout_s, cwd=cwd, env=self.env)
+            except RocmPerfError:
+                continue  # the timed round meets and records the same failure
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+            if res.timed_out:
+                self.warmed.discard(key)
+                tail = last_lines(res.stderr or res.stdout, 5)
+                return RoundResult(False, FAIL_TIMEOUT, outputs={"returncode": res.returncode,
+                                                                 "stderr_tail": f"in its untimed warm-up run: {tail}".strip()})
+        return None
 
     def __call__(self, executable: Path, round_dir: Path, key: str) -> RoundResult:
         from rocm_perf.trace.load import load_trace
 
         if round_dir.exists():
             shutil.rmtree(round_dir)  # a half-done round of a killed run
+        hung = self._warm_up(executable, round_dir)
+        if hung is not None:
+            return hung
         round_dir.mkdir(parents=True)
-        if self.project_run is not None:
-            argv, cwd = ["/bin/sh", "-c", self.project_run], Path(executable)
-        else:
-            argv, cwd = program_argv(executable, self.program_args, self.run_template), self.cwd
+        argv, cwd = self._argv(executable)
         try:
             res = self.backend.profile(argv, round_dir, timeout=self.timeout_s, cwd=cwd, env=self.env)
         except RocmPerfError as e:  # rocprofv3 gave up (non-zero exit, no database): the program crashed
@@ -171,6 +272,9 @@ class ProfiledRounds:
             return RoundResult(False, FAIL_CRASH, outputs=outputs)
         cp, total, medians, shares, median_path = reduce_traces(traces)
         outputs["median_path_ns"] = median_path
+        outputs["metrics"], missing = clock_paths(traces)
+        if missing:
+            outputs["metrics_missing"] = missing
         if not self.keep_profiles(key):
             shutil.rmtree(round_dir)
         if cp <= 0:

@@ -11,6 +11,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.optimize.measure import (METRIC_AUTO, METRIC_CLOCK, METRIC_CPU_PATH, METRIC_CRITICAL_PATH, METRIC_MEANING,
+                                        METRICS)
+from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS
 
 # Standard-output lines that carry timings, not results: left out of the output comparison.
 DEFAULT_TIMING_LINES = r"(?i)(\belapsed\b|\btime\b|\btimes\b|\btook\b|\bms\b|\bus\b|\bsec(onds)?\b|GB/s|GFLOP|\bbandwidth\b)"
@@ -41,7 +44,8 @@ class OptimizeOptions:
     max_rounds: int = 30
     round_step: int = 5
     aa_rounds: int = 10
-    metric: str = "critical-path"  # critical-path | median-path (see measure.py)
+    metric: str = METRIC_AUTO  # auto | critical-path | median-path | cpu-path | instructions | cycles (measure.py)
+    warmup: int = 1  # untimed runs of each program before its first timed round
     arch: str = "gfx90a"
     compile_check: str = "auto"  # auto | on | off
     allow_lower_occupancy: bool = False
@@ -130,9 +134,13 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--confidence", default="95%", help="confidence of an accept across the whole run (default: 95%%)")
     p.add_argument("--rounds", type=int, default=5, help="interleaved pairs before the first decision (default: 5)")
     p.add_argument("--max-rounds", type=int, default=30, help="pairs before a candidate is called inconclusive (default: 30)")
-    p.add_argument("--metric", choices=["critical-path", "median-path"], default="critical-path",
-                   help="decision value of a round: the critical-path time, or the critical path with each dispatch at "
-                   "its kernel's median duration (steadier on a loaded host; default: critical-path)")
+    p.add_argument("--metric", choices=[METRIC_AUTO, *METRICS], default=METRIC_AUTO,
+                   help="decision value of a round, a path through the dispatch DAG: critical-path (wall clock), "
+                   "median-path (each dispatch at its kernel's median duration), cpu-path (CPU time of the threads that "
+                   "ran each dispatch: other processes on the machine do not stretch it), instructions or cycles "
+                   "(user space, where perf_event_open is allowed); host backend only for the last three. "
+                   "Default auto: cpu-path on the host backend, critical-path on the rocm backend")
+    p.add_argument("--warmup", type=int, default=1, help="untimed runs of each program before its first timed round (default: 1)")
     p.add_argument("--aa-rounds", type=int, default=10, help="pairs of the A/A noise-floor measurement (default: 10)")
     p.add_argument("--arch", default="gfx90a", help="AMD target of the compile check (default: gfx90a)")
     p.add_argument("--compile-check", choices=["auto", "on", "off"], default="auto", help="AMD resource check of every candidate (default: auto = where hipcc is installed)")
@@ -176,7 +184,8 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         if not f.isdigit() or int(f) < 1:
             raise RocmPerfError(f"--factors {args.factors!r}: expected positive integers like 2,4,8")
         factors.append(int(f))
-    for name, value, low in (("--max-trials", args.max_trials, 0), ("--rounds", args.rounds, 2), ("--aa-rounds", args.aa_rounds, 2), ("--jobs", args.jobs, 1)):
+    for name, value, low in (("--max-trials", args.max_trials, 0), ("--rounds", args.rounds, 2), ("--aa-rounds", args.aa_rounds, 2),
+                             ("--jobs", args.jobs, 1), ("--warmup", getattr(args, "warmup", 1), 0)):
         if value < low:
             raise RocmPerfError(f"{name} {value}: must be at least {low}")
     if args.max_rounds < args.rounds:
@@ -211,6 +220,7 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         max_rounds=args.max_rounds,
         aa_rounds=args.aa_rounds,
         metric=args.metric,
+        warmup=getattr(args, "warmup", 1),
         arch=args.arch,
         compile_check=args.compile_check,
         allow_lower_occupancy=args.allow_lower_occupancy,
@@ -227,3 +237,35 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         quiet=args.quiet,
         as_json=args.json,
     )
+
+
+def resolve_metric(requested: str, backend) -> tuple[str, str]:
+    """(the decision metric, how it was chosen) for `--metric requested` on `backend`.
+
+    auto: cpu-path where the backend records each dispatch's CPU time (the host backend), else
+    critical-path. A clock metric the backend or this machine cannot give is a RocmPerfError."""
+    clocks = backend.dispatch_clocks() if hasattr(backend, "dispatch_clocks") else {}
+    name = getattr(backend, "name", "this")
+    if requested == METRIC_AUTO:
+        if clocks.get(HOST_CPU_TIME_NS) == "":
+            return METRIC_CPU_PATH, f"the {name} backend's default (--metric auto)"
+        return METRIC_CRITICAL_PATH, f"the {name} backend's default (--metric auto)"
+    if requested not in METRICS:
+        raise RocmPerfError(f"--metric {requested!r}: choose one of {', '.join((METRIC_AUTO, *METRICS))}")
+    clock = METRIC_CLOCK.get(requested)
+    if clock is not None:
+        why = clocks.get(clock, f"the {name} backend records no per-dispatch {clock} (the host backend does)")
+        if why:
+            raise RocmPerfError(f"--metric {requested}: not available with the {name} backend here: {why}")
+    return requested, f"--metric {requested}"
+
+
+def settle_metric(ledger, options: OptimizeOptions, backend) -> str:
+    """The run's decision metric: the one its ledger recorded (a resumed run keeps deciding as it
+    began), else `options.metric` resolved for `backend` and recorded under `metric`."""
+    recorded = ledger.get("metric")
+    if recorded:
+        return recorded["name"]
+    metric, how = resolve_metric(options.metric, backend)
+    ledger.set("metric", {"name": metric, "how": how, "meaning": METRIC_MEANING[metric]})
+    return metric

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.optimize.artifacts import decision_metric
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
+from rocm_perf.optimize.measure import metric_of
 
 
 @dataclass
@@ -48,12 +50,12 @@ class TrialView:
     reason: str = ""
     detail: str = ""  # the loop's words on the decision (compiler error, output mismatch, ...)
     diff: str = ""
-    ratio: float | None = None  # candidate / baseline of the decision metric (critical-path time)
+    ratio: float | None = None  # candidate / baseline of the run's decision metric (RunView.metric)
     ratio_low: float | None = None
     ratio_high: float | None = None
     accept_below: float | None = None  # 1 - min_gain
     kernel_ratio: float | None = None
-    baseline_rounds: list[float] = field(default_factory=list)  # ns, in measurement order
+    baseline_rounds: list[float] = field(default_factory=list)  # decision-metric values, in measurement order
     candidate_rounds: list[float] = field(default_factory=list)
     resources_before: Resources | None = None
     resources_after: Resources | None = None
@@ -90,9 +92,11 @@ class RunView:
     source: str = ""
     backend: str = ""
     state: str = ""
-    baseline_ns: float | None = None  # critical-path time of the original source
+    baseline_ns: float | None = None  # wall-clock critical-path time of the original source
     final_ns: float | None = None  # of the final source (all accepted rewrites)
-    ratio: float | None = None  # final / baseline
+    ratio: float | None = None  # final / baseline, in the decision metric
+    metric: str = "critical-path"  # what decided (optimize --metric, as resolved for the backend)
+    metric_meaning: str = "wall-clock critical-path time"
     ratio_low: float | None = None
     ratio_high: float | None = None
     trials: list[TrialView] = field(default_factory=list)
@@ -130,6 +134,11 @@ class RunView:
     @property
     def cpu_timings(self) -> bool:
         return self.backend == "host"
+
+    @property
+    def metric_unit(self) -> str:
+        """"ns" for the time metrics, else what the metric counts (instructions, cycles)."""
+        return self.metric if self.metric in ("instructions", "cycles") else "ns"
 
     def rejected_by_reason(self) -> list[tuple[str, list[TrialView]]]:
         groups: dict[str, list[TrialView]] = {}
@@ -248,6 +257,11 @@ def load_run(run_dir: Path) -> RunView:
         view = RunView(name=run_dir.name, path=run_dir, source=str(ledger.get("source_path") or ""),
                        backend=str(ledger.get("backend") or ""), state=str(ledger.state or ""))
         device = ledger.get("device")
+        metric = decision_metric(ledger)
+        view.metric, view.metric_meaning = metric["name"], metric.get("meaning", metric["name"])
+
+        def metric_values(rows) -> list[float]:
+            return [v for v in (metric_of(r.cp_ns, r.outputs, view.metric) for r in rows) if v is not None]
         reference = [r.cp_ns for p in ("reference", "aa") for r in ledger.rounds(BASELINE_TRIAL, p) if r.role == "B" and r.ok]
         view.baseline_ns = _median(reference)
         final_rounds = ledger.rounds(BASELINE_TRIAL, "final")
@@ -277,8 +291,8 @@ def load_run(run_dir: Path) -> RunView:
                 ratio=iv["estimate"] if iv else None, ratio_low=iv["low"] if iv else None, ratio_high=iv["high"] if iv else None,
                 accept_below=1 - float(min_gain) if min_gain is not None else None,
                 kernel_ratio=kernel_iv.get("estimate") if kernel_iv and kernel_iv.get("n") else None,
-                baseline_rounds=[r.cp_ns for r in rounds if r.role == "B" and r.ok],
-                candidate_rounds=[r.cp_ns for r in rounds if r.role == "C" and r.ok],
+                baseline_rounds=metric_values(r for r in rounds if r.role == "B" and r.ok),
+                candidate_rounds=metric_values(r for r in rounds if r.role == "C" and r.ok),
                 resources_before=_resources_of(before, t.kernel), resources_after=_resources_of(t.resources, t.kernel),
                 cp_share_before=_share_of(rounds, "B", symbols, t.kernel), cp_share_after=_share_of(rounds, "C", symbols, t.kernel),
             ))

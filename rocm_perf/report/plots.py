@@ -20,8 +20,11 @@ def _fmt_us(ns: float) -> str:
     return f"{ns / 1e6:.2f} ms" if ns < 1e9 else f"{ns / 1e9:.3f} s"
 
 
-def rounds_plot(baseline_ns: list[float], candidate_ns: list[float], *, width: int = 520, height: int = 200, title: str = "") -> Markup:
-    """Interleaved round timings, baseline vs candidate, one point per round in measurement order."""
+def rounds_plot(baseline_ns: list[float], candidate_ns: list[float], *, width: int = 520, height: int = 200, title: str = "",
+                unit: str = "ns") -> Markup:
+    """Interleaved round values, baseline vs candidate, one point per round in measurement order;
+    `unit` "ns" shows times, anything else (instructions, cycles) counts of it."""
+    fmt = _fmt_us if unit == "ns" else (lambda v: f"{v:.4g} {unit}")
     values = [v for v in list(baseline_ns) + list(candidate_ns) if v is not None and math.isfinite(v)]
     if not values:
         return Markup('<p class="muted">no round timings recorded</p>')
@@ -45,8 +48,8 @@ def rounds_plot(baseline_ns: list[float], candidate_ns: list[float], *, width: i
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title or "round timings")}">',
         f'<rect x="{pad_l}" y="{pad_t}" width="{inner_w}" height="{inner_h}" fill="none" stroke="#ccc"/>',
         f'<text x="{pad_l}" y="14" font-size="12">{escape(title)}</text>',
-        f'<text x="4" y="{pad_t + 10}" font-size="10">{escape(_fmt_us(hi))}</text>',
-        f'<text x="4" y="{pad_t + inner_h}" font-size="10">{escape(_fmt_us(lo))}</text>',
+        f'<text x="4" y="{pad_t + 10}" font-size="10">{escape(fmt(hi))}</text>',
+        f'<text x="4" y="{pad_t + inner_h}" font-size="10">{escape(fmt(lo))}</text>',
         f'<text x="{pad_l}" y="{height - 6}" font-size="10">round 1</text>',
         f'<text x="{width - pad_r - 60}" y="{height - 6}" font-size="10">round {n}</text>',
     ]
@@ -56,7 +59,7 @@ def rounds_plot(baseline_ns: list[float], candidate_ns: list[float], *, width: i
             path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
             parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1" opacity="0.5"/>')
         for i, (px, py) in enumerate(points):
-            parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{color}"><title>{label} round {i + 1}: {escape(_fmt_us(series[i]))}</title></circle>')
+            parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{color}"><title>{label} round {i + 1}: {escape(fmt(series[i]))}</title></circle>')
         lx = width - pad_r - 170 + which * 85
         parts.append(f'<circle cx="{lx}" cy="10" r="4" fill="{color}"/><text x="{lx + 7}" y="14" font-size="11">{label}</text>')
     parts.append("</svg>")

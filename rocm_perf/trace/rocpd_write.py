@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from rocm_perf.sqlite_db import connect_bulk
+from rocm_perf.trace.host_clocks import DESCRIPTIONS
 from rocm_perf.trace.model import MARK, PROCESS_RANGE, UNKNOWN, Agent, Trace
 from rocm_perf.trace.rocpd_read import DIGEST_ARG
 from rocm_perf.trace.rocpd_schema import SCHEMA_VERSION, create_statements, new_uuid, table_columns, table_name
@@ -226,10 +227,12 @@ class _Writer:
 
     def write_counters(self) -> None:
         """Trace.counters as rocprofv3 stores them: a rocpd_info_pmc row per counter and agent, and a
-        rocpd_pmc_event row per dispatch that has a value, joined through the dispatch's event."""
+        rocpd_pmc_event row per dispatch that has a value, joined through the dispatch's event.
+        The host backend's clocks (trace/host_clocks.py) go the same way, on its CPU agent."""
         t = self.trace
         if not t.counters or not len(t):
             return
+        agent_type = {a.id: a.type for a in t.agents}
         infos, events = [], []
         for name in sorted(t.counters):
             column = np.asarray(t.counters[name], dtype=np.float64)
@@ -238,11 +241,11 @@ class _Writer:
                 if not len(rows):
                     continue
                 pmc_id = len(infos) + 1
-                infos.append((pmc_id, 1, self.pid, int(agent_id), "GPU", name, name, name.split("_", 1)[0],
-                              int(name.endswith("_sum"))))
+                infos.append((pmc_id, 1, self.pid, int(agent_id), agent_type.get(int(agent_id), "GPU"), name, name,
+                              DESCRIPTIONS.get(name), name.split("_", 1)[0], int(name.endswith("_sum"))))
                 events += zip(self.dispatch_events[rows].tolist(), [pmc_id] * len(rows), column[rows].tolist())
-        self.insert("rocpd_info_pmc", infos, ["nid", "pid", "agent_id", "target_arch", "name", "symbol", "block",
-                                               "is_derived"])
+        self.insert("rocpd_info_pmc", infos, ["nid", "pid", "agent_id", "target_arch", "name", "symbol", "description",
+                                               "block", "is_derived"])
         self.insert("rocpd_pmc_event", events, ["event_id", "pmc_id", "value"], with_id=False)
 
     def write_regions(self) -> None:

@@ -6,7 +6,12 @@
 2. Power: a kernel against its deliberately slower twin (3 %, 5 %, 10 % more work, so the plain
    build is that much faster): acceptance rate and rounds per decision, against a fixed 30 rounds.
 
+Both on the machine as it is (`--loads idle`, the default) and/or with `--busy` (default 2) busy
+processes beside the measurement (`--loads idle,loaded`), decided on any `--metric` (the loop's
+host default is cpu-path; critical-path is kept as the default here so earlier tables compare).
+
 Usage: .venv/bin/python tests/bench/bench_acceptance.py [--aa 50] [--trials 10] [--gains 3,5,10]
+       [--metric cpu-path] [--loads idle,loaded] [--busy 2] [--pin]
 Not collected by pytest (no test_ functions).
 """
 
@@ -22,11 +27,13 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from busy_load import busy_processes, machine_load, steal_ticks  # noqa: E402
 from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize.loop import pair_order  # noqa: E402
-from rocm_perf.optimize.measure import ProfiledRounds, metric_value  # noqa: E402
+from rocm_perf.optimize.measure import METRICS, ProfiledRounds, metric_value  # noqa: E402
 
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
 
@@ -60,10 +67,13 @@ def main() -> int:
     ap.add_argument("--aa", type=int, default=50, help="A/A decisions (default 50)")
     ap.add_argument("--trials", type=int, default=10, help="decisions per known gain (default 10)")
     ap.add_argument("--gains", default="3,5,10", help="known gains in percent (default 3,5,10)")
-    ap.add_argument("--metric", default="critical-path", choices=["critical-path", "median-path"])
+    ap.add_argument("--metric", default="critical-path", choices=list(METRICS))
+    ap.add_argument("--loads", default="idle", help="idle, loaded, or idle,loaded (default idle)")
+    ap.add_argument("--busy", type=int, default=2, help="busy processes beside the measurement when loaded (default 2)")
+    ap.add_argument("--pin", action="store_true", help="pin the block workers (ROCM_PERF_HOST_PIN=1)")
     args = ap.parse_args()
 
-    backend = HostBackend()
+    backend = HostBackend(pin=args.pin)
     work = Path(tempfile.mkdtemp(prefix="bench_acceptance-"))
     runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=120, cwd=work,
                             timing_lines=r"(?!)", keep_profiles=lambda key: False)
@@ -76,21 +86,40 @@ def main() -> int:
     t0 = time.time()
     a = backend.build(PROGRAM, work / "a", [])
     a2 = backend.build(PROGRAM, work / "a2", [])
+    slow = {}
+    for g in (float(x) for x in args.gains.split(",")):
+        permille = round(1000 * (g / 100) / (1 - g / 100))
+        slow[g] = backend.build(PROGRAM, work / f"slow{permille}", [f"-DEXTRA_PERMILLE={permille}"])
+    for load in args.loads.split(","):
+        if load not in ("idle", "loaded"):
+            raise SystemExit(f"--loads {args.loads!r}: expected idle, loaded or idle,loaded")
+        with busy_processes(args.busy if load == "loaded" else 0):
+            steal0 = steal_ticks()
+            print(f"\n# {load}: {args.busy if load == 'loaded' else 0} busy processes started here; {machine_load()}")
+            measure(args, runner, screen, confirm, a, a2, slow, work, load)
+            print(f"\n({load}: steal {steal_ticks() - steal0} ticks; {machine_load()} at the end)")
+    print(f"\n(total {time.time() - t0:.0f} s; work dir {work})")
+    return 0
+
+
+def measure(args, runner, screen, confirm, a, a2, slow, work: Path, load: str) -> None:
+    """Sections 1 and 2 under the current load."""
+    t0 = time.time()
     accepts = {"screen": 0, "confirm": 0, "peer": 0}
     verdicts: dict[str, int] = {}
     rounds = []
     spreads = []
     for k in range(args.aa):
-        d, b, c = sequential(runner, a.executable, a2.executable, screen, work, f"aa{k}", args.metric)
+        d, b, c = sequential(runner, a.executable, a2.executable, screen, work, f"{load}-aa{k}", args.metric)
         verdicts[d.reason] = verdicts.get(d.reason, 0) + 1
         rounds.append(d.rounds)
         spreads.append(acc.paired_spread(b, c))
         accepts["screen"] += d.verdict == acc.ACCEPT
         if d.verdict == acc.ACCEPT:  # as in the loop: a screened winner is re-measured fresh
-            again, _, _ = sequential(runner, a.executable, a2.executable, confirm, work, f"aa{k}-confirm", args.metric)
+            again, _, _ = sequential(runner, a.executable, a2.executable, confirm, work, f"{load}-aa{k}-confirm", args.metric)
             accepts["confirm"] += again.verdict == acc.ACCEPT
         accepts["peer"] += peer_rule(b, c)
-    print(f"\n## 1. False accepts over {args.aa} A/A pairs (same source built twice)\n")
+    print(f"\n## 1. False accepts over {args.aa} A/A pairs (same source built twice), {load}, {args.metric}\n")
     print("| rule | accepts | rate |")
     print("|---|---|---|")
     for name, label in (("screen", "sequential test, screening level"), ("confirm", "screening then fresh confirmation (what the loop accepts)"),
@@ -99,28 +128,25 @@ def main() -> int:
     print(f"\nverdicts: {verdicts}; rounds per decision: mean {np.mean(rounds):.1f}, max {max(rounds)}; "
           f"paired spread (robust sd of log ratio): median {np.median(spreads):.3f}; {time.time() - t0:.0f} s")
 
-    print("\n## 2. Power: a kernel against its slower twin\n")
+    print(f"\n## 2. Power: a kernel against its slower twin, {load}, {args.metric}\n")
     print("| known gain | measured ratio (median over all rounds) | passed screening | accepted (screening + fresh confirmation) | rounds per decision (mean, both phases) | fixed-30 rounds |")
     print("|---|---|---|---|---|---|")
-    for g in (float(x) for x in args.gains.split(",")):
-        permille = round(1000 * (g / 100) / (1 - g / 100))
-        slow = backend.build(PROGRAM, work / f"slow{permille}", [f"-DEXTRA_PERMILLE={permille}"])
+    for g, twin in slow.items():
         acc_screen = acc_confirm = 0
         n_rounds = []
         ratios = []
         for k in range(args.trials):
-            d, b, c = sequential(runner, slow.executable, a.executable, screen, work, f"g{permille}-{k}", args.metric)
+            d, b, c = sequential(runner, twin.executable, a.executable, screen, work, f"{load}-g{g:.0f}-{k}", args.metric)
             acc_screen += d.verdict == acc.ACCEPT
             n_rounds.append(d.rounds)
             if d.verdict == acc.ACCEPT:
-                again, b2, c2 = sequential(runner, slow.executable, a.executable, confirm, work, f"g{permille}-{k}-confirm", args.metric)
+                again, b2, c2 = sequential(runner, twin.executable, a.executable, confirm, work, f"{load}-g{g:.0f}-{k}-confirm", args.metric)
                 acc_confirm += again.verdict == acc.ACCEPT
                 n_rounds[-1] += again.rounds
             ratios.extend(np.array(c) / np.array(b))
         print(f"| {g:.0f} % | {np.median(ratios):.3f} | {acc_screen} / {args.trials} | {acc_confirm} / {args.trials} "
               f"| {np.mean(n_rounds):.1f} | 30 |")
-    print(f"\n(total {time.time() - t0:.0f} s; work dir {work})")
-    return 0
+    print(f"\n({load}: {time.time() - t0:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -75,6 +75,7 @@ inline void run_all_resident(Launch& l) {
     for (std::uint64_t b = 0; b < l.total_blocks; ++b)
         blocks.emplace_back([&l, b] {
             SamplingScope sampling(l.kernel);  // sampler.h: this thread runs the launch's block
+            DispatchClockScope clock(l.cost);  // dispatch_clocks.h: its CPU time counts for the dispatch
             enter_launch(l);
             run_block(l, b);
             // This OS thread ends: its block state (fiber stacks) goes with it.

@@ -7,6 +7,7 @@
 //   ROCM_PERF_HOST_THREADS  OS threads that run the blocks of one launch (default: all cores)
 //   ROCM_PERF_HOST_SERIAL   1: every launch and async call completes before it returns
 //   ROCM_PERF_HOST_LOG      where to write the raw trace log at exit ("%pid%" is replaced)
+//   ROCM_PERF_HOST_PIN, ROCM_PERF_HOST_PERF   per-dispatch clocks: see dispatch_clocks.h
 // Compile with -DROCM_PERF_NO_TRACE for an untraced build (tracer overhead measurements).
 #pragma once
 
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "rocm_perf_host/device.h"
+#include "rocm_perf_host/dispatch_clocks.h"
 #include "rocm_perf_host/fiber.h"
 #include "rocm_perf_host/sampler.h"
 
@@ -342,6 +344,7 @@ struct Launch {
     int kernel = -1;  // the tracer's kernel index, for the sampler
     bool cooperative = false;  // hipLaunchCooperativeKernel: every block resident (grid.h)
     struct GridBarrier* grid_barrier = nullptr;
+    DispatchCost cost;  // dispatch_clocks.h: CPU time and counts of the threads that ran its blocks
 };
 
 template <class Body, class... Args>
@@ -532,6 +535,7 @@ struct BlockPool {
     // Runs chunks of `l` until none is left.
     void work_on(Launch& l) {
         SamplingScope sampling(l.kernel);  // sampler.h: samples this thread while it runs the launch
+        DispatchClockScope clock(l.cost);  // dispatch_clocks.h: this thread's CPU time and counts
         enter_launch(l);
         for (;;) {
             std::uint64_t first = l.next_block.fetch_add(l.chunk, std::memory_order_relaxed);
@@ -626,6 +630,7 @@ struct Runtime {
         int requested = env_int("ROCM_PERF_HOST_THREADS", 0);
         threads = requested > 0 ? unsigned(requested) : (cores ? cores : 1);
         serial = env_int("ROCM_PERF_HOST_SERIAL", 0) != 0;
+        clock_state();  // dispatch_clocks.h: reads the process's CPUs before any worker pins itself
         pool.start(threads - 1);
         null_stream = create_stream(true);
     }
@@ -927,9 +932,11 @@ inline hipError_t launch_kernel_as(LaunchKind kind, KernelIdentity id, const cha
     r.enqueue(s, [l, kernel, corr, stream_id, &r] {
         const std::int64_t start = Tracer::enabled ? now_ns() : 0;
         r.pool.run(*l);
-        if (Tracer::enabled)
+        if (Tracer::enabled) {
             tracer().add_dispatch(DispatchRecord{corr, kernel, stream_id, l->grid, l->block, l->shmem, start, now_ns(),
                                                  os_thread_id()});
+            record_dispatch_cost(corr, l->cost);
+        }
         l->destroy(l);
     });
     api.finish();

@@ -1,0 +1,314 @@
+// Steady clocks per dispatch: what the threads that ran a launch's blocks spent on it, beside
+// the wall-clock start/end the tracer keeps.
+//
+// - CPU time: CLOCK_THREAD_CPUTIME_ID of every block worker (the stream's worker and the pool
+//   helpers), read at the start and end of its share of the launch and summed. Time a thread
+//   spends descheduled (another process on its core) is not counted, so a loaded machine
+//   stretches the wall clock but not this clock (user + system time of the thread).
+// - Retired instructions and cycles (user space only, so that it needs no privilege beyond
+//   perf_event_paranoid <= 2): a perf_event_open counter group per block worker thread, counting
+//   only while that thread runs. Where the kernel refuses (paranoid 3, a container's seccomp
+//   filter, a VM without a virtual PMU) the dispatches simply carry no counts, and the log says
+//   why. Counts of a group the kernel multiplexed are scaled by enabled/running time, as perf
+//   stat does, and the log counts how many dispatches were scaled.
+// - Pinning (ROCM_PERF_HOST_PIN=1): each block worker thread binds itself to one CPU of the
+//   process's allowed set (sched_setaffinity), highest CPU first, in the order the threads first
+//   run blocks, so the baseline and the candidate of a pair run on the same core and a thread
+//   never migrates mid-launch. Where that is refused the thread runs unpinned and the log says so.
+//
+// The runtime calls three hooks: a DispatchClockScope around each thread's share of a launch
+// (BlockPool::work_on), record_dispatch_cost() when a launch completes, and the log writer this
+// header registers for the `dispatch_cost` and `clocks` records (backends/host_trace.py).
+//
+// Environment: ROCM_PERF_HOST_PIN (1 = pin block workers; default 0), ROCM_PERF_HOST_PERF
+// (0 = no perf counters; default 1). Clocks are read only when the trace log is written
+// (ROCM_PERF_HOST_LOG) and not at all in a -DROCM_PERF_NO_TRACE build.
+#pragma once
+
+#include <errno.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#if defined(__linux__) && __has_include(<linux/perf_event.h>)
+#include <linux/perf_event.h>
+#define ROCM_PERF_HAVE_PERF_EVENTS 1
+#endif
+
+namespace rocm_perf_host {
+
+// runtime.h defines these: the writers of extra record types in the trace log.
+using LogWriter = void (*)(std::FILE*);
+inline std::vector<LogWriter>& log_writers();
+
+// What one launch cost, summed over the threads that ran its blocks.
+struct DispatchCost {
+    std::atomic<std::int64_t> cpu_ns{0};
+    std::atomic<std::uint64_t> instructions{0};
+    std::atomic<std::uint64_t> cycles{0};
+    std::atomic<unsigned> threads{0};         // threads that ran some of it
+    std::atomic<unsigned> counted_threads{0};  // ... of which with perf counts
+    std::atomic<bool> scaled{false};           // some count was multiplexed and scaled
+};
+
+struct DispatchCostRecord {
+    std::int64_t corr;
+    std::int64_t cpu_ns;
+    std::uint64_t instructions, cycles;
+    bool counted;  // every thread had perf counts
+    bool scaled;
+};
+
+struct ClockState {
+    std::mutex m;
+    std::deque<DispatchCostRecord> records;
+    bool enabled = false;
+    bool pin = false;
+    bool perf_wanted = true;
+    std::vector<int> allowed_cpus;  // the process's affinity at start, for pinning
+    unsigned next_cpu = 0;
+    std::string pin_status = "off";
+    std::string perf_status = "off";
+    std::uint64_t scaled_dispatches = 0;
+    std::atomic<bool> perf_refused{false};
+};
+
+inline void write_clock_records(std::FILE* f);
+
+inline int clock_env_int(const char* name, int fallback) {
+    const char* v = std::getenv(name);
+    return (v && *v) ? std::atoi(v) : fallback;
+}
+
+inline ClockState& clock_state() {
+    static ClockState* s = [] {
+        auto* state = new ClockState;  // never destroyed: the log is written at exit
+#ifndef ROCM_PERF_NO_TRACE
+        const char* log = std::getenv("ROCM_PERF_HOST_LOG");
+        state->enabled = log && *log;
+#endif
+        state->pin = clock_env_int("ROCM_PERF_HOST_PIN", 0) != 0;
+        state->perf_wanted = clock_env_int("ROCM_PERF_HOST_PERF", 1) != 0;
+#ifdef ROCM_PERF_HAVE_PERF_EVENTS
+        state->perf_status = !state->enabled ? "off" : state->perf_wanted ? "not yet opened" : "off (ROCM_PERF_HOST_PERF=0)";
+#else
+        state->perf_status = "unavailable (built without linux/perf_event.h)";
+#endif
+        if (state->pin) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            if (sched_getaffinity(0, sizeof set, &set) == 0) {
+                for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu)
+                    if (CPU_ISSET(cpu, &set)) state->allowed_cpus.push_back(cpu);
+                state->pin_status = "";
+            } else {
+                state->pin_status = std::string("refused: sched_getaffinity: ") + std::strerror(errno);
+                state->pin = false;
+            }
+        }
+        if (state->enabled) log_writers().push_back(&write_clock_records);
+        return state;
+    }();
+    return *s;
+}
+
+inline std::int64_t thread_cpu_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The perf counter group of this thread: cycles (leader) and instructions.
+struct ThreadCounters {
+    int leader = -1, member = -1;
+    bool tried = false;
+    ThreadCounters() = default;
+    ThreadCounters(const ThreadCounters&) = delete;
+    ThreadCounters& operator=(const ThreadCounters&) = delete;
+    // A cooperative launch runs each block on a thread of its own: its counters go with it.
+    ~ThreadCounters() {
+        if (member >= 0) close(member);
+        if (leader >= 0) close(leader);
+    }
+    struct Reading {
+        std::uint64_t cycles = 0, instructions = 0, enabled = 0, running = 0;
+    };
+    bool read(Reading& out) const {
+#ifdef ROCM_PERF_HAVE_PERF_EVENTS
+        std::uint64_t buf[5];  // nr, time_enabled, time_running, cycles, instructions
+        if (leader < 0 || ::read(leader, buf, sizeof buf) != static_cast<ssize_t>(sizeof buf) || buf[0] != 2) return false;
+        out.enabled = buf[1];
+        out.running = buf[2];
+        out.cycles = buf[3];
+        out.instructions = buf[4];
+        return true;
+#else
+        (void)out;
+        return false;
+#endif
+    }
+};
+
+inline std::string perf_refusal(int err) {
+    std::string why = std::strerror(err);
+    if (FILE* f = std::fopen("/proc/sys/kernel/perf_event_paranoid", "r")) {
+        int level = 0;
+        if (std::fscanf(f, "%d", &level) == 1) why += " (perf_event_paranoid " + std::to_string(level) + ")";
+        std::fclose(f);
+    }
+    return "refused: " + why;
+}
+
+inline void open_thread_counters(ThreadCounters& c) {
+    c.tried = true;
+#ifdef ROCM_PERF_HAVE_PERF_EVENTS
+    ClockState& s = clock_state();
+    if (!s.perf_wanted || s.perf_refused.load(std::memory_order_relaxed)) return;
+    perf_event_attr attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_HARDWARE;
+    attr.config = PERF_COUNT_HW_CPU_CYCLES;
+    attr.exclude_kernel = 1;  // user space only: allowed up to perf_event_paranoid 2
+    attr.exclude_hv = 1;
+    attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+    const int leader = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
+    const int leader_errno = errno;
+    int member = -1;
+    if (leader >= 0) {
+        attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+        member = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, leader, PERF_FLAG_FD_CLOEXEC));
+    }
+    std::lock_guard<std::mutex> lock(s.m);
+    if (leader < 0 || member < 0) {
+        const int err = leader < 0 ? leader_errno : errno;
+        if (leader >= 0) close(leader);
+        s.perf_refused.store(true, std::memory_order_relaxed);
+        s.perf_status = perf_refusal(err);
+        return;
+    }
+    c.leader = leader;
+    c.member = member;
+    s.perf_status = "instructions, cycles (user space, per block worker thread)";
+#endif
+}
+
+inline void pin_this_thread() {
+    ClockState& s = clock_state();
+    std::lock_guard<std::mutex> lock(s.m);
+    if (!s.pin || s.allowed_cpus.empty()) return;
+    const int cpu = s.allowed_cpus[s.next_cpu++ % s.allowed_cpus.size()];
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    std::string entry;
+    if (sched_setaffinity(0, sizeof set, &set) == 0) {
+        entry = "cpu " + std::to_string(cpu);
+    } else {
+        entry = "refused: sched_setaffinity cpu " + std::to_string(cpu) + ": " + std::strerror(errno);
+    }
+    if (s.pin_status.find(entry) == std::string::npos) s.pin_status += (s.pin_status.empty() ? "" : "; ") + entry;
+}
+
+inline thread_local ThreadCounters thread_counters;
+inline thread_local bool thread_clock_ready = false;
+
+// The hook around one thread's share of a launch: adds that thread's CPU time (and counts) to `cost`.
+struct DispatchClockScope {
+    DispatchCost* cost = nullptr;
+    std::int64_t cpu0 = 0;
+    ThreadCounters::Reading r0;
+    bool counted = false;
+
+    explicit DispatchClockScope(DispatchCost& c) {
+        if (!clock_state().enabled) return;
+        if (!thread_clock_ready) {
+            thread_clock_ready = true;
+            pin_this_thread();
+            open_thread_counters(thread_counters);
+        }
+        cost = &c;
+        counted = thread_counters.read(r0);
+        cpu0 = thread_cpu_ns();
+    }
+    ~DispatchClockScope() {
+        if (!cost) return;
+        const std::int64_t cpu1 = thread_cpu_ns();
+        ThreadCounters::Reading r1;
+        const bool counted_end = counted && thread_counters.read(r1);
+        cost->cpu_ns.fetch_add(cpu1 - cpu0, std::memory_order_relaxed);
+        cost->threads.fetch_add(1, std::memory_order_relaxed);
+        if (!counted_end) return;
+        const std::uint64_t enabled = r1.enabled - r0.enabled, running = r1.running - r0.running;
+        if (running == 0 && enabled != 0) return;  // the group never got a counter: no count
+        double scale = 1.0;
+        if (running < enabled) {
+            scale = double(enabled) / double(running);
+            cost->scaled.store(true, std::memory_order_relaxed);
+        }
+        cost->instructions.fetch_add(std::uint64_t(std::llround(double(r1.instructions - r0.instructions) * scale)),
+                                     std::memory_order_relaxed);
+        cost->cycles.fetch_add(std::uint64_t(std::llround(double(r1.cycles - r0.cycles) * scale)),
+                               std::memory_order_relaxed);
+        cost->counted_threads.fetch_add(1, std::memory_order_relaxed);
+    }
+    DispatchClockScope(const DispatchClockScope&) = delete;
+    DispatchClockScope& operator=(const DispatchClockScope&) = delete;
+};
+
+// Called once a launch has completed (every block worker has left it).
+inline void record_dispatch_cost(std::int64_t corr, const DispatchCost& cost) {
+    ClockState& s = clock_state();
+    if (!s.enabled) return;
+    const unsigned threads = cost.threads.load(std::memory_order_relaxed);
+    DispatchCostRecord r{corr, cost.cpu_ns.load(std::memory_order_relaxed), cost.instructions.load(std::memory_order_relaxed),
+                         cost.cycles.load(std::memory_order_relaxed),
+                         threads > 0 && cost.counted_threads.load(std::memory_order_relaxed) == threads,
+                         cost.scaled.load(std::memory_order_relaxed)};
+    std::lock_guard<std::mutex> lock(s.m);
+    if (r.scaled) ++s.scaled_dispatches;
+    s.records.push_back(r);
+}
+
+inline std::string clock_json_string(const std::string& text) {
+    std::string out = "\"";
+    for (char ch : text) {
+        if (ch == '"' || ch == '\\') out += '\\';
+        if (static_cast<unsigned char>(ch) >= 0x20) out += ch;
+    }
+    return out + "\"";
+}
+
+// One `clocks` record (what was measured and how) and a `dispatch_cost` record per launch.
+inline void write_clock_records(std::FILE* f) {
+    ClockState& s = clock_state();
+    std::lock_guard<std::mutex> lock(s.m);
+    std::fprintf(f, "{\"type\":\"clocks\",\"cpu_time\":\"CLOCK_THREAD_CPUTIME_ID, summed over block workers\","
+                    "\"perf\":%s,\"pinning\":%s,\"perf_scaled_dispatches\":%llu}\n",
+                 clock_json_string(s.perf_status).c_str(),
+                 clock_json_string(s.pin ? (s.pin_status.empty() ? "no block ran" : s.pin_status) : s.pin_status).c_str(),
+                 static_cast<unsigned long long>(s.scaled_dispatches));
+    for (const auto& r : s.records) {
+        if (r.counted)
+            std::fprintf(f, "{\"type\":\"dispatch_cost\",\"corr\":%lld,\"cpu_ns\":%lld,\"instructions\":%llu,\"cycles\":%llu}\n",
+                         static_cast<long long>(r.corr), static_cast<long long>(r.cpu_ns),
+                         static_cast<unsigned long long>(r.instructions), static_cast<unsigned long long>(r.cycles));
+        else
+            std::fprintf(f, "{\"type\":\"dispatch_cost\",\"corr\":%lld,\"cpu_ns\":%lld}\n", static_cast<long long>(r.corr),
+                         static_cast<long long>(r.cpu_ns));
+    }
+}
+
+}  // namespace rocm_perf_host
