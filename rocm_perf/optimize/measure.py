@@ -187,6 +187,14 @@ def clock_paths(traces: list) -> tuple[dict[str, float], dict[str, str]]:
     return paths, missing
 
 
+def keep_baseline_profiles(key: str) -> bool:
+    """Whether a round's profile databases stay in the run directory: the baseline's reference
+    round (the report draws its timeline and critical path) and the final check's rounds (the
+    report's before/after comparison). Keys are `<trial>-<phase>-<round>-<role>`, trial 0 the
+    baseline. Every other round's profile is reduced to its ledger row and deleted."""
+    return key.startswith(("0-reference-", "0-final-"))
+
+
 class ProfiledRounds:
     """The real RoundRunner: backend.profile -> load_trace -> critical paths and medians.
 
@@ -195,7 +203,7 @@ class ProfiledRounds:
     and the first pair must not pay for that."""
 
     def __init__(self, backend: Backend, *, program_args: list[str], run_template: str | None, timeout_s: float,
-                 cwd: Path, timing_lines: str, keep_profiles: Callable[[str], bool] = lambda key: key.endswith("-0"),
+                 cwd: Path, timing_lines: str, keep_profiles: Callable[[str], bool] = keep_baseline_profiles,
                  project_run: str | None = None, env: dict[str, str] | None = None, warmup: int = 1):
         """`project_run`: a project's run command; the "executable" of a round is then the built
         tree, in which the command runs (through the shell, with `env`). `warmup`: untimed runs of
