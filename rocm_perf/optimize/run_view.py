@@ -16,6 +16,12 @@ from rocm_perf.optimize.artifacts import decision_metric
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
 from rocm_perf.optimize.measure import metric_of
 
+# What each --metric measures, in the words the report uses; an unknown name is shown as it is.
+METRIC_WORDS = {
+    "critical-path": "critical-path time",
+    "median-path": "median-path time (the critical path at each kernel's median dispatch time)",
+}
+
 
 @dataclass
 class Resources:
@@ -35,6 +41,27 @@ class Resources:
         if self.vgpr_spill is None and self.sgpr_spill is None:
             return None
         return (self.vgpr_spill or 0) + (self.sgpr_spill or 0)
+
+
+@dataclass
+class RoundPoint:
+    """One measured round of a trial: the decision metric's value of the baseline (B) or the
+    candidate (C) in pair `idx` of `phase` (screen, confirm), in measurement order."""
+
+    phase: str
+    idx: int
+    role: str
+    value_ns: float
+
+
+@dataclass
+class KernelTime:
+    """One kernel's median dispatch time in the original program and in the final one (None where
+    it was not measured: nothing accepted, or the kernel is gone)."""
+
+    name: str
+    baseline_ns: float | None
+    final_ns: float | None
 
 
 @dataclass
@@ -61,6 +88,15 @@ class TrialView:
     resources_after: Resources | None = None
     cp_share_before: float | None = None
     cp_share_after: float | None = None
+    phase: str = ""  # the phase whose interval decided: screen, or confirm (the fresh re-measure)
+    rounds: list[RoundPoint] = field(default_factory=list)  # every phase's rounds, in order
+    # What else the ledger says about this candidate, shown as it is: the screening interval of a
+    # confirmed candidate, kernel and sum ratios, outputs checked, the ordering's named factors...
+    evidence: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def measured(self) -> bool:
+        return self.ratio is not None
 
     @property
     def accepted(self) -> bool:
@@ -104,10 +140,38 @@ class RunView:
     environment: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     failure: str = ""  # why the run stopped early (does not build, crashed, ...)
-    rooflines: list[dict] = field(default_factory=list)  # {"title", "analysis" (run-relative analysis.json)}
-    roofline_images: list[dict] = field(default_factory=list)  # the report's drawings of them: {"title", "path", "src"}
+    rooflines: list[dict] = field(default_factory=list)  # {"title", "analysis" (run-relative analysis.json), "how"}
+    roofline_how: str = ""  # how the baseline's counters came: counter round, given: PATH, none, off, failed
+    roofline_note: str = ""  # why the baseline has no roofline, when it has none
+    roofline_skipped: list[dict] = field(default_factory=list)  # {"kernel", "reason"}: at their roof, not tried
     hot_source: dict | None = None  # the hot kernel's annotated source (report/hotspots_report.py)
     cold_loops: list[str] = field(default_factory=list)  # measured, never sampled: tried last
+    min_gain: float | None = None  # --min-gain as asked
+    confidence: float | None = None  # --confidence: of the intervals shown
+    effective_min_gain: float | None = None  # as used: raised to the A/A noise floor
+    noise_floor: float | None = None  # the A/A noise floor (a fraction)
+    noise_interval: tuple[float, float] | None = None  # the A/A ratio's interval (twin / baseline)
+    stop_reason: str = ""
+    elapsed_s: float | None = None
+    top_kernels: list[dict] = field(default_factory=list)  # the kernels chosen, with why (plan.RankedKernel)
+    ranking: list[dict] = field(default_factory=list)  # every profiled kernel the ranking saw
+    kernel_times: list[KernelTime] = field(default_factory=list)  # per kernel, original vs final
+    kernel_times_from: str = ""  # which rounds kernel_times come from
+    baseline_profiles: list[Path] = field(default_factory=list)  # the reference round's profile databases
+    before_after: dict | None = None  # original vs final per kernel (`rocm-perf compare`'s JSON), when kept
+
+    @property
+    def finished(self) -> bool:
+        """Every trial is decided: the run is done, or writing its files (the report hook runs then)."""
+        return self.state in ("finish", "done")
+
+    @property
+    def metric_words(self) -> str:
+        return METRIC_WORDS.get(self.metric, self.metric)
+
+    @property
+    def measured(self) -> list[TrialView]:
+        return [t for t in self.trials if t.measured]
 
     @property
     def accepted(self) -> list[TrialView]:
@@ -217,16 +281,120 @@ def _interval(evidence: dict | None) -> dict | None:
     return cp if cp and cp.get("n") else None
 
 
+def _interval_words(iv: dict | None) -> str:
+    if not iv or not iv.get("n"):
+        return ""
+    high = iv.get("high")
+    high_text = "open" if high is None or high == float("inf") else f"{high:.4f}"
+    return f"{iv['estimate']:.4f} [{iv['low']:.4f}, {high_text}] over {iv['n']} rounds"
+
+
+# Evidence keys drawn elsewhere on the page (the interval, the rounds) or too internal to show.
+_SHOWN_ELSEWHERE = {"critical_path", "decision", "plan", "detail"}
+
+
+def _evidence_lines(t, phase: str) -> list[tuple[str, str]]:
+    """What the ledger holds about a trial besides its deciding interval, as (name, text) pairs:
+    the known kinds in words, any other plain value as it is (fields later issues add show up)."""
+    lines: list[tuple[str, str]] = []
+    for ph in ("screen", "confirm"):
+        ev = t.evidence.get(ph) or {}
+        if not isinstance(ev, dict) or not ev:
+            continue
+        if ph != phase and _interval(ev):
+            lines.append((f"{ph} ratio", _interval_words(_interval(ev))))
+        if ph != phase:
+            continue
+        for key, value in ev.items():
+            if key in _SHOWN_ELSEWHERE:
+                continue
+            if key in ("kernel", "sum") and isinstance(value, dict):
+                words = _interval_words(value)
+                if words:
+                    lines.append((f"{key} time ratio", words))
+            elif key == "outputs" and isinstance(value, dict):
+                lines.append(("outputs", f"{value.get('rounds_checked')} timed rounds matched the baseline "
+                                         f"(exit status, {value.get('digests')} copy digests, standard output)"))
+            elif key == "confirmation" and isinstance(value, dict):
+                lines.append(("confirmation", f"#{value.get('k')} of the run, at level {float(value.get('alpha', 0)):.4g}"))
+            elif isinstance(value, (str, int, float, bool)) and value != "":
+                lines.append((key.replace("_", " "), str(value)))
+            elif isinstance(value, dict) and value and all(isinstance(v, (str, int, float, bool)) for v in value.values()):
+                lines.append((key.replace("_", " "), ", ".join(f"{k} {_plain(v)}" for k, v in value.items())))
+    for attr in ("ordering",):  # named factors of its place in the order, where the loop records them
+        value = getattr(t, attr, None)
+        if isinstance(value, dict) and value:
+            lines.append((attr, ", ".join(f"{k} {_plain(v)}" for k, v in value.items())))
+    components = getattr(t, "components", None)
+    if components:
+        lines.append(("applies trials", ", ".join(str(c) for c in components)))
+    return lines
+
+
+def _plain(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _kernel_times(ledger) -> tuple[list[KernelTime], str]:
+    """Per kernel, the median over rounds of its median dispatch time: the original (the final
+    check's baseline rounds, else the reference and A/A rounds) against the final program (the
+    final check's candidate rounds)."""
+    final = ledger.rounds(BASELINE_TRIAL, "final")
+    original = [r for r in final if r.role == "B" and r.ok]
+    after = [r for r in final if r.role == "C" and r.ok]
+    source = "the final check's interleaved rounds"
+    if not original or not after:
+        original = [r for p in ("reference", "aa") for r in ledger.rounds(BASELINE_TRIAL, p) if r.role == "B" and r.ok]
+        after = []
+        source = "the baseline's reference and A/A rounds (nothing accepted)"
+    names: dict[str, None] = {}
+    for r in original + after:
+        names.update(dict.fromkeys(r.kernel_ns))
+
+    def median_of(rounds, name):
+        return _median([r.kernel_ns[name] for r in rounds if name in r.kernel_ns])
+
+    times = [KernelTime(name, median_of(original, name), median_of(after, name) if after else None) for name in names]
+    times.sort(key=lambda k: -(k.baseline_ns or k.final_ns or 0))
+    return times, source
+
+
+def _ranked(entry: dict) -> dict:
+    """A ranking entry (plan.RankedKernel's fields) with every field present (None where absent)."""
+    return {"symbol": "", "kernel": "", "cp_share": 0.0, "median_ns": None, "headroom": None, "bound": "", **entry}
+
+
+def _before_after(run_dir: Path) -> dict | None:
+    """The original-vs-final comparison summary.json holds (artifacts.before_after), if any."""
+    import json
+
+    try:
+        doc = json.loads((run_dir / "summary.json").read_text(encoding="utf-8")).get("before_after")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("kernels") else None
+
+
+def _baseline_profiles(run_dir: Path) -> list[Path]:
+    """The profile databases the baseline's reference round left (measure.keep_baseline_profiles)."""
+    folder = run_dir / "baseline" / "profiles" / "reference-0-B"
+    return sorted(folder.rglob("*.db")) if folder.is_dir() else []
+
+
 def _add_rooflines(view: RunView, ledger) -> None:
     """Where the baseline's and the accepted result's analysis.json are (the report draws them),
     and why kernels got no unroll candidates."""
     for key, title in (("roofline", "Roofline of the baseline"), ("roofline_final", "Roofline of the accepted result")):
         record = ledger.get(key) or {}
+        if key == "roofline" and record:
+            view.roofline_how = str(record.get("how") or "")
+            view.roofline_note = "" if record.get("analysis") else str(record.get("note") or "none")
         if record.get("how") == "failed":
             view.notes.append(record.get("note", "no roofline"))
         if record.get("analysis"):
-            view.rooflines.append({"title": title, "analysis": record["analysis"]})
-    for entry in ledger.get("roofline_skipped") or []:
+            view.rooflines.append({"title": title, "analysis": record["analysis"], "how": record.get("how", "")})
+    view.roofline_skipped = list(ledger.get("roofline_skipped") or [])
+    for entry in view.roofline_skipped:
         view.notes.append(f"{entry['kernel']}: no unroll candidates: {entry['reason']}")
 
 
@@ -259,9 +427,6 @@ def load_run(run_dir: Path) -> RunView:
         device = ledger.get("device")
         metric = decision_metric(ledger)
         view.metric, view.metric_meaning = metric["name"], metric.get("meaning", metric["name"])
-
-        def metric_values(rows) -> list[float]:
-            return [v for v in (metric_of(r.cp_ns, r.outputs, view.metric) for r in rows) if v is not None]
         reference = [r.cp_ns for p in ("reference", "aa") for r in ledger.rounds(BASELINE_TRIAL, p) if r.role == "B" and r.ok]
         view.baseline_ns = _median(reference)
         final_rounds = ledger.rounds(BASELINE_TRIAL, "final")
@@ -271,15 +436,24 @@ def load_run(run_dir: Path) -> RunView:
             view.final_ns = _median([r.cp_ns for r in final_rounds if r.role == "C" and r.ok])
         if final_check and final_check.get("n"):
             view.ratio, view.ratio_low, view.ratio_high = final_check["estimate"], final_check["low"], final_check["high"]
-        elif len(ledger.baselines()) <= 1 and view.state == "done":
+        elif len(ledger.baselines()) <= 1 and view.finished:
             view.final_ns, view.ratio = view.baseline_ns, 1.0  # nothing accepted: final is the original
         min_gain = ledger.get("effective_min_gain")
+        options = ledger.get("options") or {}
+        view.min_gain = options.get("min_gain")
+        view.confidence = options.get("confidence")
+        view.effective_min_gain = float(min_gain) if min_gain is not None else None
         top = ledger.get("top_kernels", []) or []
+        view.top_kernels = [_ranked(k) for k in top]
+        view.ranking = [_ranked(k) for k in ledger.get("ranking") or []]
         baselines = ledger.baselines()
         for t in ledger.trials():
             phase = "confirm" if "confirm" in t.evidence else "screen"
             evidence = t.evidence.get(phase, {})
+            metric = evidence.get("metric", view.metric) if isinstance(evidence, dict) else view.metric
             rounds = ledger.rounds(t.id, phase)
+            points = [RoundPoint(p, r.idx, r.role, v) for p in ("screen", "confirm") for r in ledger.rounds(t.id, p)
+                      if r.ok and (v := metric_of(r.cp_ns, r.outputs, metric)) is not None]
             iv = _interval(evidence)
             kernel_iv = evidence.get("kernel") if evidence else None
             decision = t.status if t.status in ("accepted", "rejected") else t.status
@@ -291,10 +465,11 @@ def load_run(run_dir: Path) -> RunView:
                 ratio=iv["estimate"] if iv else None, ratio_low=iv["low"] if iv else None, ratio_high=iv["high"] if iv else None,
                 accept_below=1 - float(min_gain) if min_gain is not None else None,
                 kernel_ratio=kernel_iv.get("estimate") if kernel_iv and kernel_iv.get("n") else None,
-                baseline_rounds=metric_values(r for r in rounds if r.role == "B" and r.ok),
-                candidate_rounds=metric_values(r for r in rounds if r.role == "C" and r.ok),
+                baseline_rounds=[p.value_ns for p in points if p.phase == phase and p.role == "B"],
+                candidate_rounds=[p.value_ns for p in points if p.phase == phase and p.role == "C"],
                 resources_before=_resources_of(before, t.kernel), resources_after=_resources_of(t.resources, t.kernel),
                 cp_share_before=_share_of(rounds, "B", symbols, t.kernel), cp_share_after=_share_of(rounds, "C", symbols, t.kernel),
+                phase=phase if iv else "", rounds=points, evidence=_evidence_lines(t, phase),
             ))
         diff_path = run_dir / "accepted.diff"
         view.accepted_diff = diff_path.read_text(encoding="utf-8", errors="replace") if diff_path.exists() else ""
@@ -303,10 +478,12 @@ def load_run(run_dir: Path) -> RunView:
             view.environment.setdefault("device", str(device))
         nf = ledger.get("noise_floor")
         if nf and nf.get("floor") is not None:
-            view.notes.append(f"A/A noise floor {float(nf['floor']) * 100:.2f} %; smallest gain accepted "
-                              f"{float(min_gain or 0) * 100:.2f} %")
-        if ledger.get("stop_reason"):
-            view.notes.append(f"stopped proposing: {ledger.get('stop_reason')}")
+            view.noise_floor = float(nf["floor"])
+            aa = nf.get("interval") or {}
+            if aa.get("n"):
+                view.noise_interval = (float(aa["low"]), float(aa["high"]))
+        view.stop_reason = str(ledger.get("stop_reason") or "")
+        view.elapsed_s = ledger.get("elapsed_s")
         if ledger.get("compile_check_error"):
             view.notes.append("the AMD compile check failed on the baseline: candidates were checked without it")
         _add_rooflines(view, ledger)
@@ -314,6 +491,9 @@ def load_run(run_dir: Path) -> RunView:
         if ledger.get("loop_heat_note"):
             view.notes.append(f"{ledger.get('loop_heat_note')}: loops were ordered by their nesting depth")
         view.cold_loops = list(ledger.get("cold_loops") or [])
+        view.kernel_times, view.kernel_times_from = _kernel_times(ledger)
+        view.baseline_profiles = _baseline_profiles(run_dir)
+        view.before_after = _before_after(run_dir)
         return view
     finally:
         ledger.close()

@@ -1,4 +1,5 @@
-"""A sweep as its readers see it (the report): its targets, each with its run, read-only."""
+"""A sweep as its readers see it (the report): its targets, each with its run, and when the sweep
+worked on what, read-only."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ from pathlib import Path
 
 from rocm_perf.optimize.run_view import RunView, load_run
 from rocm_perf.sweep.ledger import SweepLedger
+
+# Events that open a span of work on a target, and those that close it (sweep/loop.py, retry.py).
+_OPENS = {"start", "resume"}
+_CLOSES = {"done", "failed", "quarantined", "stopped", "retry"}
 
 
 @dataclass
@@ -18,6 +23,29 @@ class SweepRow:
     reason: str = ""
     run: RunView | None = None
     attempts: int = 0
+    used_s: float = 0.0  # wall time spent on it (triage and optimize), over all sessions
+    accepted: int = 0
+    rejected: int = 0
+
+
+@dataclass
+class WorkSpan:
+    """A stretch of wall time the sweep spent on one target (epoch seconds); `end` None while it runs."""
+
+    target: str
+    start: float
+    end: float | None
+    how: str  # how it ended: done, failed, quarantined, stopped, retry; killed; "running" while open
+    # (an open span of a killed sweep looks the same: it is drawn up to the last heartbeat)
+
+
+@dataclass
+class SessionSpan:
+    """One run of the sweep process: from its start to its last heartbeat (the budget it spent)."""
+
+    start: float
+    end: float
+    how: str  # finished, stopped, ... ("" for one that was killed)
 
 
 @dataclass
@@ -29,10 +57,36 @@ class SweepView:
     state: str = ""
     rows: list[SweepRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    sessions: list[SessionSpan] = field(default_factory=list)
+    spans: list[WorkSpan] = field(default_factory=list)
 
     @property
     def runs(self) -> list[RunView]:
         return [r.run for r in self.rows if r.run is not None]
+
+    @property
+    def quarantined(self) -> list[SweepRow]:
+        return [r for r in self.rows if r.status in ("quarantined", "failed")]
+
+    @property
+    def started(self) -> float | None:
+        return self.sessions[0].start if self.sessions else None
+
+
+def _spans(events: list[tuple[float, str, str, str]]) -> list[WorkSpan]:
+    """Spans of work per target from the event log, in the order they started."""
+    spans: list[WorkSpan] = []
+    open_span: dict[str, WorkSpan] = {}
+    for at, target, kind, _detail in events:
+        if kind in _OPENS:
+            if target in open_span:  # opened again without a close: the sweep was killed there
+                open_span.pop(target).how = "killed"
+            open_span[target] = WorkSpan(target, at, None, "running")
+            spans.append(open_span[target])
+        elif kind in _CLOSES and target in open_span:
+            span = open_span.pop(target)
+            span.end, span.how = at, kind
+    return spans
 
 
 def load_sweep_view(sweep_dir: Path) -> SweepView:
@@ -43,9 +97,12 @@ def load_sweep_view(sweep_dir: Path) -> SweepView:
         sessions = ledger.sessions()
         view = SweepView(name=Path(sweep_dir).name, path=Path(sweep_dir), budget_s=settings.get("budget_s"),
                          used_s=ledger.used_s(), state=sessions[-1][5] if sessions and sessions[-1][5] else "running or killed")
+        view.sessions = [SessionSpan(started, last_seen, how) for _id, _pid, started, last_seen, _ended, how in sessions]
+        view.spans = _spans(ledger.events())
         for r in ledger.targets():
             run = load_run(Path(r.run_dir)) if r.run_dir and (Path(r.run_dir) / "ledger.db").exists() else None
-            view.rows.append(SweepRow(target=r.name, status=r.status, reason=r.reason, run=run, attempts=r.attempts))
+            view.rows.append(SweepRow(target=r.name, status=r.status, reason=r.reason, run=run, attempts=r.attempts,
+                                      used_s=r.used_s, accepted=r.accepted, rejected=r.rejected))
         return view
     finally:
         ledger.close()
