@@ -190,9 +190,9 @@ def cmd_rewrite(args: argparse.Namespace) -> int:
 
 def cmd_optimize(args: argparse.Namespace) -> int:
     from rocm_perf.optimize.command import run_optimize
-    from rocm_perf.report.html import write_run_html
+    from rocm_perf.report.html import write_run_reports
 
-    return run_optimize(args, write_report=write_run_html)
+    return run_optimize(args, write_report=write_run_reports)
 
 
 def cmd_review(args: argparse.Namespace) -> int:
@@ -230,10 +230,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from rocm_perf.report.html import write_run_html, write_sweep_reports
+    from rocm_perf.report.html import write_run_reports, write_sweep_reports
     from rocm_perf.sweep.command import run_sweep
 
-    return run_sweep(args, write_run_report=write_run_html, write_sweep_report=write_sweep_reports)
+    return run_sweep(args, write_run_report=write_run_reports, write_sweep_report=write_sweep_reports)
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ from rocm_perf.optimize.ledger import open_ledger
 from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools, Stopped
 from rocm_perf.optimize.measure import RoundResult, output_fingerprint
 from rocm_perf.optimize.options import OptimizeOptions
-from rocm_perf.report.html import write_run_html
+from rocm_perf.report.html import write_run_reports
 from conftest import DATA
 
 PROGRAMS = DATA / "programs"
@@ -136,13 +136,13 @@ def start(tmp_path, runner, backend=None, **kw):
     opt = options(tmp_path, **kw)
     run_dir, ledger = create_run(opt, "copy-double", "double", ["test"])
     return run_dir, OptimizeLoop(run_dir, ledger, opt, Services(backend or CopyBuildDouble(), runner, TOOLS, None,
-                                                               write_report=write_run_html))
+                                                               write_report=write_run_reports))
 
 
 def resume(run_dir, runner, backend=None, **kw):
     ledger = open_ledger(run_dir)
     return OptimizeLoop(run_dir, ledger, options(run_dir.parent.parent, **kw),
-                        Services(backend or CopyBuildDouble(), runner, TOOLS, None, write_report=write_run_html))
+                        Services(backend or CopyBuildDouble(), runner, TOOLS, None, write_report=write_run_reports))
 
 
 def outcome(run_dir: Path) -> list[tuple]:

@@ -84,7 +84,7 @@ def test_a_kernel_at_its_memory_roof_gets_no_unroll_candidates(tmp_path):
     assert "- `row_weighted_sum`: latency, headroom 64 %" in report
     html = (run_dir / "report.html").read_text()
     assert "row_xor_sum: no unroll candidates" in html and "Roofline of the baseline" in html
-    assert 'src="data:image/svg+xml;base64,' in html
+    assert '<figure class="plot" id="fig-roofline-baseline"><svg ' in html  # inline, no image to fetch
 
 
 def test_a_counter_round_ranks_by_share_times_headroom_and_the_result_gets_its_roofline(tmp_path):
@@ -108,8 +108,10 @@ def test_a_counter_round_ranks_by_share_times_headroom_and_the_result_gets_its_r
     assert final["schema"] == "rocm-perf.analysis/1" and len(final["kernels"]) == 2
     html = (run_dir / "report.html").read_text()
     assert "Roofline of the baseline" in html and "Roofline of the accepted result" in html
-    assert (run_dir / "analysis" / "baseline" / "roofline.svg").is_file()
-    assert (run_dir / "analysis" / "final" / "roofline.png").is_file()
+    assert (run_dir / "figures" / "roofline-baseline.svg").is_file()
+    assert (run_dir / "figures" / "roofline-final.svg").is_file()
+    md = (run_dir / "report.md").read_text()
+    assert "](figures/roofline-baseline.svg)" in md and "](figures/roofline-final.svg)" in md
 
 
 def test_without_counters_the_ranking_is_by_critical_path_share(tmp_path):

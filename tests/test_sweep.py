@@ -22,7 +22,7 @@ import pytest
 from conftest import DATA, ROOT
 from rocm_perf.cli import main
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.report.html import write_run_html, write_sweep_reports
+from rocm_perf.report.html import write_run_reports, write_sweep_reports
 from rocm_perf.sweep.daemon import SweepLock
 from rocm_perf.sweep.ledger import DONE, FAILED, QUARANTINED, RUNNING, SweepLedger
 from rocm_perf.sweep.loop import Sweep
@@ -100,7 +100,7 @@ class Script:
 
 
 # What the CLI hands a sweep to write its reports with (the sweep never imports the report).
-REPORTS = {"write_run_report": write_run_html, "write_sweep_report": write_sweep_reports}
+REPORTS = {"write_run_report": write_run_reports, "write_sweep_report": write_sweep_reports}
 
 
 def settings(args: list[Path], **kw) -> SweepSettings:
@@ -307,7 +307,7 @@ import json, sys, time
 from pathlib import Path
 from rocm_perf.optimize.ledger import open_ledger
 from rocm_perf.optimize.loop import Stopped
-from rocm_perf.report.html import write_run_html, write_sweep_reports
+from rocm_perf.report.html import write_run_reports, write_sweep_reports
 from rocm_perf.sweep import daemon
 from rocm_perf.sweep.display import PlainDisplay
 from rocm_perf.sweep.loop import Sweep
@@ -347,7 +347,7 @@ def optimize(options, reporter, on_loop):
 
 settings = SweepSettings(target_args=targets, budget_s=3600.0, backend="host")
 sys.exit(Sweep(sweep_dir, settings, triage=triage, optimize=optimize, display=PlainDisplay(sys.stdout),
-               write_run_report=write_run_html, write_sweep_report=write_sweep_reports).run())
+               write_run_report=write_run_reports, write_sweep_report=write_sweep_reports).run())
 """
 
 

@@ -1,7 +1,11 @@
-"""The HTML and Markdown reports of a run or a sweep: jinja2 templates, inline SVG, no network.
+"""The HTML and Markdown reports of a run or a sweep: jinja2 templates over one `Report` (the
+run's record, its figures, its headline), inline SVG, no network.
+
+Both formats render the same data: the HTML page holds the figures inline, the Markdown file links
+to the same figures written as files under figures/ beside the page.
 
 Kernel names, paths, reasons and diffs are untrusted text. The HTML environment autoescapes;
-the only markup marked safe is what this package builds itself (plots, highlighted diffs), and
+the only markup marked safe is what this package builds itself (figures, highlighted diffs), and
 that escapes its own text. The page carries a Content-Security-Policy that forbids scripts and
 every network fetch, so even a mistake cannot reach out.
 """
@@ -9,7 +13,9 @@ every network fetch, so even a mistake cannot reach out.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
@@ -23,11 +29,15 @@ from rocm_perf.atomic_file import write_atomic
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.durations import duration
 from rocm_perf.optimize.run_view import RunView, load_run
-from rocm_perf.report.plots import interval_plot, rounds_plot, share_bars
+from rocm_perf.report.figure import Figure
+from rocm_perf.report.run_figures import RunFigures, run_figures
+from rocm_perf.report.run_headline import Headline, headline
+from rocm_perf.report.sweep_figures import SweepFigures, sweep_figures
 from rocm_perf.sweep.ledger import SWEEP_DB
 from rocm_perf.sweep.view import SweepView, load_sweep_view
 
 _TEMPLATES = Path(__file__).parent / "templates"
+FIGURES_DIR = "figures"  # beside the report: the SVG files a pull request can embed
 _FORMATTER = HtmlFormatter(nowrap=True, classobj="hl", cssclass="hl")
 _LEXER = CppLexer(stripnl=False, ensurenl=False)
 
@@ -83,6 +93,16 @@ def md_cell(value) -> str:
     return re.sub(r"([*_\[\]])", r"\\\1", text)
 
 
+def md_code(value) -> str:
+    """Inline code that no backtick in the text can close early (Markdown shows it verbatim: no
+    markup, no HTML); one line, and pipes escaped so a table row stays whole."""
+    text = ("" if value is None else str(value)).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def md_fenced(text: str, language: str = "") -> str:
     """A fenced code block that no backtick run inside the text can close early."""
     text = text or ""
@@ -101,58 +121,104 @@ def _environment(*, autoescape: bool) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.globals.update(
-        time_ns=time_ns, duration=duration, speedup_text=speedup_text, dash=dash,
-        highlight_diff=highlight_diff, rounds_plot=rounds_plot, interval_plot=interval_plot, share_bars=share_bars,
-        version=__version__,
+        time_ns=time_ns, duration=duration, speedup_text=speedup_text, dash=dash, ratio_text=ratio_text,
+        highlight_diff=highlight_diff, version=__version__,
     )
-    env.filters.update(cell=md_cell, fenced=md_fenced)
+    env.filters.update(cell=md_cell, code=md_code, fenced=md_fenced)
     return env
 
 
-def _roofline_images(run: RunView) -> list[dict]:
-    """The run's roofline charts as {"title", "path", "src" (data URI)}: drawn once beside their
-    analysis.json; a chart that cannot be drawn becomes a note."""
-    import base64
-    import json
-
-    from rocm_perf.report.roofline_chart import write_roofline_chart
-
-    images = []
-    for entry in run.rooflines:
-        analysis = run.path / entry["analysis"]
-        svg = analysis.with_name("roofline.svg")
-        try:
-            if not svg.exists():
-                write_roofline_chart(json.loads(analysis.read_text()), analysis.parent, title=entry["title"])
-            src = "data:image/svg+xml;base64," + base64.b64encode(svg.read_bytes()).decode()
-        except (OSError, ValueError, KeyError) as e:
-            run.notes.append(f"{entry['title'].lower()}: not drawn ({e})")
-            continue
-        images.append({"title": entry["title"], "path": str(svg.relative_to(run.path)), "src": src})
-    return images
+def ratio_text(estimate: float | None, low: float | None, high: float | None) -> str:
+    """candidate / baseline with its interval; an interval still open on one side says so."""
+    if estimate is None:
+        return "not measured"
+    if low is None or high is None:
+        return f"{estimate:.4f}"
+    high_text = "open" if high == float("inf") else f"{high:.4f}"
+    return f"{estimate:.4f} [{low:.4f}, {high_text}]"
 
 
-def _context(view: RunView | SweepView) -> dict:
+def _stem_prefix(name: str) -> str:
+    """A file-name-safe prefix for a run's figures in a sweep's report (run names are untrusted)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60].strip("._") + "-"
+
+
+@dataclass
+class RunPage:
+    """One run as a report shows it: the run's record, its figures, its headline."""
+
+    run: RunView
+    figures: RunFigures
+    headline: Headline
+    index: int
+
+
+@dataclass
+class Report:
+    """Everything both templates render: the same data for the HTML page and the Markdown file."""
+
+    title: str
+    sweep: SweepView | None
+    pages: list[RunPage]
+    sweep_figures: SweepFigures | None
+    generated: str
+
+    def figures(self) -> list[Figure]:
+        out = self.sweep_figures.all() if self.sweep_figures else []
+        for page in self.pages:
+            out += page.figures.all()
+        return out
+
+
+def build_report(view: RunView | SweepView) -> Report:
+    """The report of a run or a sweep: its runs' figures and headlines (drawn once, for both formats)."""
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    for run in [view] if isinstance(view, RunView) else view.runs:
-        run.roofline_images = _roofline_images(run)
     if isinstance(view, SweepView):
-        return {"title": f"sweep {view.name}", "sweep": view, "runs": view.runs, "generated": now}
-    return {"title": f"run {view.name}", "sweep": None, "runs": [view], "generated": now}
+        runs = view.runs
+        pages = [RunPage(r, run_figures(r, _stem_prefix(f"{i}-{r.name}")), headline(r), i) for i, r in enumerate(runs, 1)]
+        return Report(f"sweep {view.name}", view, pages, sweep_figures(view), now)
+    return Report(f"run {view.name}", None, [RunPage(view, run_figures(view), headline(view), 1)], None, now)
 
 
-def render_html(view: RunView | SweepView) -> str:
+def render_html(view: RunView | SweepView, report: Report | None = None) -> str:
     """The self-contained page: inline CSS and SVG, no script, no external resource."""
+    report = report or build_report(view)
     env = _environment(autoescape=True)
     css = Markup(_FORMATTER.get_style_defs(".hl"))
-    return env.get_template("report.html.j2").render(pygments_css=css, **_context(view))
+    return env.get_template("report.html.j2").render(pygments_css=css, report=report, **_context(report))
 
 
-def render_markdown(view: RunView | SweepView) -> str:
+def render_markdown(view: RunView | SweepView, report: Report | None = None, figures_href: str = FIGURES_DIR) -> str:
+    """The Markdown report (for a pull request); figures are links to `figures_href`/<name>.svg."""
+    report = report or build_report(view)
     env = _environment(autoescape=False)
-    text = env.get_template("report.md.j2").render(**_context(view))
+    text = env.get_template("report.md.j2").render(report=report, figures_href=figures_href.rstrip("/"), **_context(report))
     text = re.sub(r"[ \t]+\n", "\n", text)
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+
+
+def _context(report: Report) -> dict:
+    return {"title": report.title, "sweep": report.sweep, "pages": report.pages, "generated": report.generated}
+
+
+def write_reports(view: RunView | SweepView, html: Path, markdown: Path) -> list[Path]:
+    """report.html, report.md and figures/*.svg beside the HTML page; the paths written."""
+    report = build_report(view)
+    figures_dir = Path(html).parent / FIGURES_DIR
+    written = []
+    try:
+        for folder in (figures_dir, Path(markdown).parent):
+            folder.mkdir(parents=True, exist_ok=True)
+        for figure in report.figures():
+            path = figures_dir / figure.file_name
+            write_atomic(path, figure.file_text())
+            written.append(path)
+        href = os.path.relpath(figures_dir, Path(markdown).parent).replace(os.sep, "/")
+        write_atomic(html, render_html(view, report))
+        write_atomic(markdown, render_markdown(view, report, href))
+    except OSError as e:
+        raise RocmPerfError(f"{e.filename or html}: cannot write the report ({e.strerror or e})") from e
+    return [Path(html), Path(markdown), *written]
 
 
 def resolve_report_target(target: Path, out_root: Path) -> Path:
@@ -170,26 +236,28 @@ def load_view(directory: Path) -> RunView | SweepView:
     return load_run(directory)
 
 
-def write_run_html(run_dir: Path) -> None:
-    """A finished run's report.html, beside the report.md the loop wrote (the loop's report hook)."""
-    write_atomic(Path(run_dir) / "report.html", render_html(load_run(run_dir)))
+def write_run_reports(run_dir: Path) -> None:
+    """A finished run's report.html, report.md and figures/ (the loop's report hook: the Markdown
+    replaces the plain one the loop wrote, with the same facts and the figures linked)."""
+    run_dir = Path(run_dir)
+    write_reports(load_run(run_dir), run_dir / "report.html", run_dir / "report.md")
 
 
 def write_sweep_reports(sweep_dir: Path) -> None:
-    """A sweep's report.html and report.md, from its ledger and its targets' runs (the sweep's hook)."""
-    view = load_sweep_view(sweep_dir)
-    write_atomic(Path(sweep_dir) / "report.html", render_html(view))
-    write_atomic(Path(sweep_dir) / "report.md", render_markdown(view))
+    """A sweep's report.html, report.md and figures/, from its ledger and its targets' runs (the sweep's hook)."""
+    sweep_dir = Path(sweep_dir)
+    write_reports(load_sweep_view(sweep_dir), sweep_dir / "report.html", sweep_dir / "report.md")
 
 
 def run_report(target: Path, *, html: Path | None = None, markdown: Path | None = None, out_root: Path = Path("runs")) -> int:
-    """`rocm-perf report RUN|SWEEP [--html OUT] [--md OUT]`: write both reports, print where."""
+    """`rocm-perf report RUN|SWEEP [--html OUT] [--md OUT]`: write both reports and the figures, print where."""
     directory = resolve_report_target(target, out_root)
     view = load_view(directory)
     html = html or directory / "report.html"
     markdown = markdown or directory / "report.md"
-    write_atomic(html, render_html(view))
-    write_atomic(markdown, render_markdown(view))
+    written = write_reports(view, html, markdown)
     print(f"wrote {html}")
     print(f"wrote {markdown}")
+    if len(written) > 2:
+        print(f"wrote {len(written) - 2} figures in {Path(html).parent / FIGURES_DIR}")
     return 0
