@@ -20,7 +20,9 @@ from rocm_perf.sweep.view import SweepRow, SweepView
 STATE_COLORS = {"done": fg.ACCEPTED, "running": fg.INCONCLUSIVE, "pending": "#bbbbbb", "failed": fg.SLOWER,
                 "quarantined": fg.SLOWER}
 SPAN_COLORS = {"done": fg.ACCEPTED, "failed": fg.SLOWER, "quarantined": fg.SLOWER, "retry": fg.INCONCLUSIVE,
-               "stopped": fg.NOT_SIGNIFICANT, "killed": fg.NOT_SIGNIFICANT, "running": fg.BASELINE}
+               "stopped": fg.NOT_SIGNIFICANT, "cancelled": fg.NOT_SIGNIFICANT, "killed": fg.NOT_SIGNIFICANT,
+               "running": fg.BASELINE, "submitted": "#b9c7de", "submitting": "#b9c7de"}
+QUEUED = "#dde3ec"
 NO_GAIN = "#9fb4d3"
 
 
@@ -71,9 +73,11 @@ def targets_figure(view: SweepView, stem: str) -> fg.Figure | None:
         if g is None:
             continue
         gain, low, high = g
-        if not (row.run and row.run.accepted):  # nothing accepted: the source is unchanged
+        if not (row.run and row.run.accepted) or not row.run.speedup_interval:
+            # nothing accepted (the source is unchanged), or the original-vs-final check has not run
+            words = " no change" if not (row.run and row.run.accepted) else " accepted, not yet re-measured"
             left.plot([0], [i], marker="D", ms=5, color=NO_GAIN)
-            left.annotate(" no change", xy=(0, i), va="center", fontsize=7.5, color="#555")
+            left.annotate(words, xy=(0, i), va="center", fontsize=7.5, color="#555")
             continue
         left.barh(i, gain, height=0.55, color=color if low > 0 else NO_GAIN)
         if high != low:
@@ -127,17 +131,26 @@ def budget_figure(view: SweepView, stem: str) -> fg.Figure | None:
                                        gridspec_kw={"height_ratios": [max(1.0, 0.28 * n), 1.6]})
     for sp in view.spans:
         end = sp.end if sp.end is not None else now
-        top.barh(lane[sp.target], (end - sp.start) / div, left=(sp.start - t0) / div, height=0.6,
-                 color=SPAN_COLORS.get(sp.how, fg.OTHER_REJECTION), lw=0)
+        if sp.queued is not None and sp.queued < sp.start:  # waiting in the executor's queue
+            top.barh(lane[sp.target], (sp.start - sp.queued) / div, left=(sp.queued - t0) / div, height=0.3,
+                     color=QUEUED, lw=0)
+        # A triage is the thinner bar before its target's optimize run.
+        top.barh(lane[sp.target], (end - sp.start) / div, left=(sp.start - t0) / div,
+                 height=0.3 if sp.kind == "triage" else 0.6, color=SPAN_COLORS.get(sp.how, fg.OTHER_REJECTION), lw=0)
     top.set_yticks(range(len(targets)), [t[:36] for t in targets])
     top.set_ylim(len(targets) - 0.5, -0.5)
     top.set_xlabel(f"time since the sweep started ({unit})")
     top.set_ylabel("target")
     top.xaxis.set_tick_params(labelbottom=True)
     hows = [h for h in SPAN_COLORS if any(sp.how == h for sp in view.spans)]
-    if hows:
-        top.legend(handles=[Patch(color=SPAN_COLORS[h], label=f"ended: {h}" if h != "running" else "running")
-                            for h in hows], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5, frameon=False)
+    span_handles = [Patch(color=SPAN_COLORS[h], label=h if h in ("running", "submitted", "submitting") else f"ended: {h}")
+                    for h in hows]
+    if any(sp.queued is not None and sp.queued < sp.start for sp in view.spans):
+        span_handles.append(Patch(color=QUEUED, label="queued"))
+    if any(sp.kind == "triage" for sp in view.spans):
+        span_handles.append(Patch(color="#ffffff", label="thin: triage, thick: optimize"))
+    if span_handles:
+        top.legend(handles=span_handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5, frameon=False)
     # Budget used: the sum of session time, growing while a session runs, flat between sessions.
     xs, ys, used = [0.0], [0.0], 0.0
     for s in view.sessions:
