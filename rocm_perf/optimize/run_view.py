@@ -16,13 +16,6 @@ from rocm_perf.optimize.artifacts import decision_metric
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
 from rocm_perf.optimize.measure import metric_of
 
-# What each --metric measures, in the words the report uses; an unknown name is shown as it is.
-METRIC_WORDS = {
-    "critical-path": "critical-path time",
-    "median-path": "median-path time (the critical path at each kernel's median dispatch time)",
-}
-
-
 @dataclass
 class Resources:
     """Compiler-reported resource usage of one kernel (AMD compile check), any field may be unknown."""
@@ -166,8 +159,9 @@ class RunView:
         return self.state in ("finish", "done")
 
     @property
-    def metric_words(self) -> str:
-        return METRIC_WORDS.get(self.metric, self.metric)
+    def metric_unit(self) -> str:
+        """"ns" for the time metrics, else what the metric counts (instructions, cycles)."""
+        return self.metric if self.metric in ("instructions", "cycles") else "ns"
 
     @property
     def measured(self) -> list[TrialView]:
@@ -198,11 +192,6 @@ class RunView:
     @property
     def cpu_timings(self) -> bool:
         return self.backend == "host"
-
-    @property
-    def metric_unit(self) -> str:
-        """"ns" for the time metrics, else what the metric counts (instructions, cycles)."""
-        return self.metric if self.metric in ("instructions", "cycles") else "ns"
 
     def rejected_by_reason(self) -> list[tuple[str, list[TrialView]]]:
         groups: dict[str, list[TrialView]] = {}

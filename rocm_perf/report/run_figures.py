@@ -25,6 +25,7 @@ from matplotlib.ticker import MaxNLocator
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.run_view import RoundPoint, RunView, TrialView
 from rocm_perf.report import figure as fg
+from rocm_perf.report.run_headline import metric_label
 from rocm_perf.trace.names import short_name
 
 # Kernel colours of the timeline and the bars (the verdict colours stay for verdicts).
@@ -58,6 +59,17 @@ def time_unit(ns_values) -> tuple[float, str]:
         if top >= div:
             return div, unit
     return 1.0, "ns"
+
+
+def value_unit(values, unit: str) -> tuple[float, str]:
+    """(divisor, unit) for values of a metric: times in ns/us/ms/s, counts in thousands, millions..."""
+    if unit == "ns":
+        return time_unit(values)
+    top = max([v for v in values if v is not None and math.isfinite(v)] or [0.0])
+    for div, words in ((1e9, "billion"), (1e6, "million"), (1e3, "thousand")):
+        if top >= div:
+            return div, f"{words} {unit}"
+    return 1.0, unit
 
 
 def kernel_label(name: str, width: int = 34) -> str:
@@ -154,7 +166,7 @@ def forest_figure(run: RunView, stem: str) -> fg.Figure | None:
     ax.set_yticks(range(n), [candidate_label(t) for t in rows], fontsize=8)
     ax.set_ylim(n - 0.5, -0.5 - (0.9 if n < 4 else 0.6))
     ax.set_xlim(lo, hi)
-    metric = run.metric_words.split(" (")[0]
+    metric = metric_label(run)
     confidence = f"{run.confidence * 100:g} %" if run.confidence else "confidence"
     ax.set_xlabel(f"candidate / baseline {metric} ({confidence} interval; left of 1 is faster)")
     ax.set_ylabel("candidate (trial, loop, rule x factor)")
@@ -327,7 +339,7 @@ def rounds_figure(run: RunView, t: TrialView, stem: str) -> fg.Figure | None:
         points.sort(key=lambda p: p.idx)
     if not points:
         return None
-    div, unit = time_unit([p.value_ns for p in points])
+    div, unit = value_unit([p.value_ns for p in points], run.metric_unit)
     fig, ax = fg.new_figure(7.0, 2.6)
     pairs: dict[tuple[str, int], dict[str, float]] = {}
     for p in points:
@@ -356,7 +368,7 @@ def rounds_figure(run: RunView, t: TrialView, stem: str) -> fg.Figure | None:
     ax.set_xlim(0.4, x + 0.6)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("interleaved pair (baseline and candidate back to back, order alternating)")
-    ax.set_ylabel(f"{run.metric_words.split(' (')[0]} ({unit})")
+    ax.set_ylabel(f"{metric_label(run)} ({unit})")
     title = f"Trial {t.id}: interleaved rounds"
     ax.set_title(title, loc="left", pad=14)
     ax.legend(loc="upper right", fontsize=7.5, frameon=False, ncol=2, bbox_to_anchor=(1.0, 1.18))

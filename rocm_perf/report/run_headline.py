@@ -9,6 +9,19 @@ from rocm_perf.optimize.run_view import RunView
 
 GOOD, NEUTRAL, BAD = "good", "neutral", "bad"
 
+# A metric in the fewest words (headline, axis labels); its meaning is in the run's facts.
+METRIC_LABELS = {
+    "critical-path": "critical-path time",
+    "median-path": "median-path time",
+    "cpu-path": "CPU-time critical path",
+    "instructions": "instructions on the critical path",
+    "cycles": "cycles on the critical path",
+}
+
+
+def metric_label(run: RunView) -> str:
+    return METRIC_LABELS.get(run.metric, run.metric)
+
 
 @dataclass
 class Headline:
@@ -43,7 +56,7 @@ def _no_change_reason(run: RunView) -> str:
 
 def headline(run: RunView) -> Headline:
     """The one line a reviewer reads first."""
-    metric = run.metric_words.split(" (")[0]
+    metric = metric_label(run)
     level = f", {run.confidence * 100:g} % interval" if run.confidence else ""
     if run.failure:
         return Headline(f"Stopped: {run.failure}", BAD)
