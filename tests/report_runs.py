@@ -81,3 +81,59 @@ def thirty_candidate_run(root: Path) -> Path:
                                                        write_report=write_run_reports))
     assert loop.run() == DONE
     return run_dir
+
+
+class RealProfilesOfKeptRounds:
+    """Measurement double that decides like InjectedRounds (timings injected: the verdicts are known
+    in advance) but, for the rounds the real runner keeps (measure.keep_baseline_profiles: the
+    baseline's reference round and the final check), also profiles the real program on the host
+    backend into the round's folder, so the report reads real traces of the original and final source."""
+
+    def __init__(self, build_root: Path):
+        from test_optimize_loop import InjectedRounds
+
+        self.timings = InjectedRounds()
+        self.host = HostBackend()
+        self.build_root = build_root
+        self.built: dict[str, Path] = {}
+
+    def __call__(self, exe: Path, round_dir: Path, key: str) -> RoundResult:
+        from rocm_perf.optimize.measure import keep_baseline_profiles
+
+        result = self.timings(exe, round_dir, key)
+        if keep_baseline_profiles(key):
+            text = Path(exe).read_bytes()  # the build double's "executable" is the source
+            digest = hashlib.sha256(text).hexdigest()[:12]
+            if digest not in self.built:
+                source = self.build_root / digest / "two_loops.cu"
+                source.parent.mkdir(parents=True)
+                source.write_bytes(text)
+                self.built[digest] = self.host.build(source, source.parent / "build").executable
+            profiled = self.host.profile([str(self.built[digest])], round_dir)
+            assert profiled.returncode == 0, profiled.stderr
+        return result
+
+
+def evidence_run(root: Path) -> Path:
+    """A finished run directory holding the evidence of issues 14-16 beside its own: the real loop on
+    tests/data/programs/two_loops.cu (real libclang rewrites and guards) with
+
+    - a counter backend double (test_optimize_roofline.py: real-format counter_collection.csv,
+      analyzed by the real analysis): the baseline's and the accepted result's rooflines;
+    - the real host sampler's untimed heat rounds of the baseline (optimize/heat.py): hotspots.json,
+      the hot loop's annotated source;
+    - real host profiles of the reference round and of the final check (RealProfilesOfKeptRounds):
+      the baseline's timeline and the before/after comparison of `rocm-perf compare`.
+    """
+    from test_optimize_loop import TOOLS, WEIGHTED, XOR, options
+    from test_optimize_roofline import CounterBackendDouble
+    from rocm_perf.optimize.heat import HeatRounds
+    from rocm_perf.report.html import write_run_reports
+
+    opt = options(root, arch="gfx942", max_trials=4, rounds=4, max_rounds=8, aa_rounds=6)
+    run_dir, ledger = create_run(opt, "copy-double", "build double, injected timings, real profiles", ["test"])
+    heat = HeatRounds(HostBackend(), program_args=[], run_template=None, timeout_s=300, cwd=root)
+    services = Services(CounterBackendDouble({XOR: 0.75, WEIGHTED: 0.10}), RealProfilesOfKeptRounds(root / "builds"),
+                        TOOLS, None, write_report=write_run_reports, heat=heat)
+    assert OptimizeLoop(run_dir, ledger, opt, services).run() == DONE
+    return run_dir

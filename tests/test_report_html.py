@@ -14,6 +14,7 @@ from conftest import DATA, IN_CI
 from rocm_perf.process import run as run_process
 from rocm_perf.cli import main
 from rocm_perf.report.figure import new_figure, styled, svg_figure
+from rocm_perf.report.run_headline import headline
 from rocm_perf.report.html import highlight_diff, md_cell, md_code, md_fenced, render_html, render_markdown
 from rocm_perf.optimize.run_view import KernelTime, Resources, RoundPoint, RunView, TrialView, load_run
 from rocm_perf.sweep.view import SessionSpan, SweepRow, SweepView, WorkSpan
@@ -110,6 +111,7 @@ def assert_figures_labelled(page: str, at_least: int) -> list[dict]:
         assert f["title"].strip() and f["role"] == "img" and f["title"].strip() in f["aria"], f
         assert f["x"] and f["y"] and len(f["x"]) == len(f["y"]), f
         assert all(t.strip() for t in f["x"] + f["y"]), f
+    assert "\\mathdefault" not in page  # no mathtext left unparsed (log axes' ticks)
     return figures
 
 
@@ -179,6 +181,20 @@ def test_a_figure_without_a_title_or_axis_labels_is_refused():
     for args in (("", "y", "t"), ("x", "", "t"), ("x", "y", " ")):
         with pytest.raises(ValueError):
             draw(*args)
+
+
+def test_a_final_check_too_short_to_bound_the_gain_is_not_called_a_speed_up():
+    """--aa-rounds 4: the final check's interval is open on both sides; the estimate is shown as
+    an estimate, the interval as open, never as [0.00x, infx]."""
+    run = evil_run()
+    run.ratio, run.ratio_low, run.ratio_high, run.final_rounds = 0.93, 0.0, float("inf"), 4
+    line = headline(run)
+    assert line.tone == "neutral" and "1.08x faster by the estimate, not proven" in line.text
+    assert "still open after 4 rounds" in line.text
+    page = render_html(run)
+    assert "1.075x [open, open]" in page and "inf" not in re.sub(r"<svg .*?</svg>", "", page, flags=re.S)
+    run.ratio_low, run.ratio_high = 0.90, 0.95
+    assert headline(run).tone == "good" and headline(run).text.startswith("Critical-path time 1.08x faster [1.05x, 1.11x")
 
 
 def test_inline_code_in_markdown_cannot_be_closed_early():
@@ -359,3 +375,42 @@ def test_a_sweep_report_loads_in_chromium_with_its_figures(tmp_path):
     assert 'class="quarantined"' in dom and "&lt;script&gt;" in dom and "<script" not in dom.lower()
     assert "does not build" in dom  # the failed target's reason, in the open
     assert (sweep_dir / "figures" / "sweep-budget.svg").is_file()
+
+
+@pytest.fixture(scope="module")
+def evidence(tmp_path_factory) -> Path:
+    from report_runs import evidence_run
+
+    return evidence_run(tmp_path_factory.mktemp("evidence"))
+
+
+@pytest.mark.slow
+def test_the_evidence_of_counters_hotspots_and_compare_shows_in_chromium(evidence, tmp_path):
+    """An accepted change's page holds what the other stages found: the rooflines before and after
+    (counters), the hot loop's annotated source (the host sampler), the comparison table (compare)."""
+    view = load_run(evidence)
+    (accepted, *_) = view.accepted
+    assert [r["title"] for r in view.rooflines] == ["Roofline of the baseline", "Roofline of the accepted result"]
+    assert view.hot_source and view.before_after and view.baseline_profiles
+    dom, console = load_in_chromium(evidence / "report.html", tmp_path / "profile")
+    assert console == [], console
+    titles = {f["title"] for f in assert_figures_labelled(dom, 7)}
+    assert {"Roofline of the baseline", "Roofline of the accepted result", f"Trial {accepted.id}: interleaved rounds",
+            "Where the baseline's time goes"} <= titles
+    # The hot loop's annotated source: the sampled kernel's lines with their share, the hottest loop named.
+    hot = re.search(r'<table class="hot-source">.*?</table>', dom, flags=re.S).group(0)
+    assert view.hot_source["loops"][0]["id"] in dom
+    assert "acc += values[c]" in hot and 'class="heatbar"' in hot
+    # The comparison table: every kernel of both programs, original against final.
+    table = re.search(r'<table class="before-after">.*?</table>', dom, flags=re.S).group(0)
+    for kernel in view.before_after["kernels"]:
+        assert kernel["name"].split("(")[0] in table
+    # The diff, highlighted as C++: keywords and types are their own tokens, added lines marked.
+    diff = re.search(r'<div class="trial accepted".*?<pre class="diff hl">(.*?)</pre>', dom, flags=re.S).group(1)
+    assert '<span class="line add">' in diff and '<span class="k">for</span>' in diff
+    assert re.search(r'<span class="kt">(int|unsigned)</span>', diff)
+    assert re.search(r"\.hl \.k \{[^}]*color", dom)  # the tokens have colours
+    md = (evidence / "report.md").read_text()
+    assert "### Before / after, per kernel" in md and "](figures/roofline-final.svg)" in md
+    hot_md = md.split("#### Where the time goes in", 1)[1].split("###", 1)[0]
+    assert view.hot_source["loops"][0]["id"] in hot_md and "`acc += values[c]" in hot_md

@@ -7,6 +7,7 @@ opens the ledger, reads, and closes it.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,21 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.artifacts import decision_metric
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
 from rocm_perf.optimize.measure import metric_of
+
+def speedup_interval(ratio_low: float | None, ratio_high: float | None) -> tuple[float, float] | None:
+    """The speed-up interval [1/high, 1/low] of a ratio interval (candidate / baseline); 0 and inf
+    where the ratio's interval is still open (too few rounds); None when there is none."""
+    if ratio_low is None or ratio_high is None:
+        return None
+    low = 1 / ratio_high if ratio_high > 0 and math.isfinite(ratio_high) else 0.0
+    high = 1 / ratio_low if ratio_low > 0 else math.inf
+    return low, high
+
+
+def interval_open(interval: tuple[float, float] | None) -> bool:
+    """Whether a speed-up interval is unbounded on a side (its rounds were too few to bound it)."""
+    return interval is not None and (interval[0] <= 0 or not math.isfinite(interval[1]))
+
 
 @dataclass
 class Resources:
@@ -101,9 +117,7 @@ class TrialView:
 
     @property
     def speedup_interval(self) -> tuple[float, float] | None:
-        if not self.ratio_low or not self.ratio_high:
-            return None
-        return 1 / self.ratio_high, 1 / self.ratio_low
+        return speedup_interval(self.ratio_low, self.ratio_high)
 
     @property
     def label(self) -> str:
@@ -128,6 +142,7 @@ class RunView:
     metric_meaning: str = "wall-clock critical-path time"
     ratio_low: float | None = None
     ratio_high: float | None = None
+    final_rounds: int = 0  # pairs of the original-vs-final check (0: it has not run)
     trials: list[TrialView] = field(default_factory=list)
     accepted_diff: str = ""
     environment: dict[str, str] = field(default_factory=dict)
@@ -185,9 +200,7 @@ class RunView:
 
     @property
     def speedup_interval(self) -> tuple[float, float] | None:
-        if not self.ratio_low or not self.ratio_high:
-            return None
-        return 1 / self.ratio_high, 1 / self.ratio_low
+        return speedup_interval(self.ratio_low, self.ratio_high)
 
     @property
     def cpu_timings(self) -> bool:
@@ -302,8 +315,9 @@ def _evidence_lines(t, phase: str) -> list[tuple[str, str]]:
                 if words:
                     lines.append((f"{key} time ratio", words))
             elif key == "outputs" and isinstance(value, dict):
-                lines.append(("outputs", f"{value.get('rounds_checked')} timed rounds matched the baseline "
-                                         f"(exit status, {value.get('digests')} copy digests, standard output)"))
+                digests = value.get("digests")
+                lines.append(("outputs", f"{value.get('rounds_checked')} timed rounds matched the baseline (exit status, "
+                                         f"{digests} copy digest{'' if digests == 1 else 's'}, standard output)"))
             elif key == "confirmation" and isinstance(value, dict):
                 lines.append(("confirmation", f"#{value.get('k')} of the run, at level {float(value.get('alpha', 0)):.4g}"))
             elif isinstance(value, (str, int, float, bool)) and value != "":
@@ -425,6 +439,7 @@ def load_run(run_dir: Path) -> RunView:
             view.final_ns = _median([r.cp_ns for r in final_rounds if r.role == "C" and r.ok])
         if final_check and final_check.get("n"):
             view.ratio, view.ratio_low, view.ratio_high = final_check["estimate"], final_check["low"], final_check["high"]
+            view.final_rounds = int(final_check["n"])
         elif len(ledger.baselines()) <= 1 and view.finished:
             view.final_ns, view.ratio = view.baseline_ns, 1.0  # nothing accepted: final is the original
         min_gain = ledger.get("effective_min_gain")

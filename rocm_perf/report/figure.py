@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import math
 import re
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ import matplotlib
 matplotlib.use("Agg")  # no display, ever
 import matplotlib.pyplot as plt  # noqa: E402
 from markupsafe import Markup, escape  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogFormatter  # noqa: E402
 
 STYLE = {
     "svg.fonttype": "none",  # text stays <text>: a tenth of the size of glyph paths
@@ -116,6 +118,29 @@ def _labelled_axes(fig) -> list[tuple[str, str]]:
     return labels
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def _power_of_ten(value: float, _pos=None) -> str:
+    """A log axis's major tick as plain text: 10 with a superscript exponent (10\u00b9\u2075), else the number."""
+    if value <= 0:
+        return ""
+    exponent = math.log10(value)
+    if abs(exponent - round(exponent)) < 1e-9:
+        return "10" + str(round(exponent)).translate(_SUPERSCRIPT)
+    return f"{value:g}"
+
+
+def _plain_log_ticks(fig) -> None:
+    """Log axes label their ticks with mathtext by default, which the report's style does not parse
+    (a `$` in a kernel name must stay a dollar sign): plain-text labels instead."""
+    for ax in fig.get_axes():
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() == "log":
+                axis.set_major_formatter(FuncFormatter(_power_of_ten))
+                axis.set_minor_formatter(LogFormatter(labelOnlyBase=False))
+
+
 def svg_figure(fig, stem: str, title: str) -> Figure:
     """`fig` as a report Figure named `stem` (closed afterwards). The title is drawn as the
     figure's suptitle unless an axes already shows it; refuses a figure without axis labels."""
@@ -126,6 +151,7 @@ def svg_figure(fig, stem: str, title: str) -> Figure:
         for ax in fig.get_axes():  # ids the browser test (and a screen reader's tree) can find
             ax.xaxis.label.set_gid("x-label")
             ax.yaxis.label.set_gid("y-label")
+        _plain_log_ticks(fig)
         with plt.rc_context(STYLE):
             buffer = io.StringIO()
             fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})

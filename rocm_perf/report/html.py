@@ -13,6 +13,7 @@ every network fetch, so even a mistake cannot reach out.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -60,7 +61,10 @@ def speedup_text(speedup: float | None, interval: tuple[float, float] | None) ->
         return "n/a"
     text = f"{speedup:.3f}x"
     if interval:
-        text += f" [{interval[0]:.3f}, {interval[1]:.3f}]"
+        low, high = interval
+        low_text = f"{low:.3f}" if low > 0 else "open"  # too few rounds to bound that side
+        high_text = f"{high:.3f}" if math.isfinite(high) else "open"
+        text += f" [{low_text}, {high_text}]"
     return text
 
 

@@ -387,6 +387,9 @@ def roofline_figures(run: RunView, prefix: str, notes: list[str]) -> list[fg.Fig
         try:
             analysis = json.loads((run.path / entry["analysis"]).read_text(encoding="utf-8"))
             fig = fg.styled(roofline_figure)(analysis, entry["title"])
+            for ax in fig.get_axes():  # the legend beside the roofs, not over them
+                if ax.get_legend() is not None:
+                    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
             figures.append(fg.svg_figure(fig, f"{prefix}roofline-{'baseline' if i == 0 else 'final'}", entry["title"]))
         except (OSError, ValueError, KeyError, TypeError) as e:
             notes.append(f"{entry['title'].lower()}: not drawn ({e})")

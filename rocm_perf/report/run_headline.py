@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rocm_perf.optimize.run_view import RunView
+from rocm_perf.optimize.run_view import RunView, interval_open
 
 GOOD, NEUTRAL, BAD = "good", "neutral", "bad"
 
@@ -67,6 +67,10 @@ def headline(run: RunView) -> Headline:
         if low > 1:
             return Headline(f"{metric[0].upper()}{metric[1:]} {_times(run.speedup)} faster "
                             f"[{_times(low)}, {_times(high)}{level}] with {changes}", GOOD)
+        if interval_open(run.speedup_interval):
+            return Headline(f"{metric[0].upper()}{metric[1:]} {_times(run.speedup)} faster by the estimate, not "
+                            f"proven: the final check's interval is still open after {_plural(run.final_rounds, 'round')} "
+                            f"(--aa-rounds), with {changes}", NEUTRAL)
         return Headline(f"No measurable change overall: {metric} {_times(run.speedup)} "
                         f"[{_times(low)}, {_times(high)}{level}] with {changes}; the final check "
                         "does not exclude no change", NEUTRAL)

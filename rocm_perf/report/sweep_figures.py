@@ -15,6 +15,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from rocm_perf.report import figure as fg
+from rocm_perf.optimize.run_view import interval_open
 from rocm_perf.sweep.view import SweepRow, SweepView
 
 STATE_COLORS = {"done": fg.ACCEPTED, "running": fg.INCONCLUSIVE, "pending": "#bbbbbb", "failed": fg.SLOWER,
@@ -73,9 +74,15 @@ def targets_figure(view: SweepView, stem: str) -> fg.Figure | None:
         if g is None:
             continue
         gain, low, high = g
-        if not (row.run and row.run.accepted) or not row.run.speedup_interval:
+        if not (row.run and row.run.accepted) or not row.run.speedup_interval or interval_open(row.run.speedup_interval):
             # nothing accepted (the source is unchanged), or the original-vs-final check has not run
-            words = " no change" if not (row.run and row.run.accepted) else " accepted, not yet re-measured"
+            # or had too few rounds to bound the gain
+            if not (row.run and row.run.accepted):
+                words = " no change"
+            elif row.run.speedup_interval:
+                words = f" accepted, {gain:+.1f} % by the estimate, interval open"
+            else:
+                words = " accepted, not yet re-measured"
             left.plot([0], [i], marker="D", ms=5, color=NO_GAIN)
             left.annotate(words, xy=(0, i), va="center", fontsize=7.5, color="#555")
             continue
