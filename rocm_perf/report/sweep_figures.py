@@ -15,6 +15,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from rocm_perf.report import figure as fg
+from rocm_perf.report.run_headline import metric_label
 from rocm_perf.optimize.run_view import interval_open
 from rocm_perf.sweep.view import SweepRow, SweepView
 
@@ -94,7 +95,9 @@ def targets_figure(view: SweepView, stem: str) -> fg.Figure | None:
     left.set_xlim(min(lo, 0) - 0.04 * (hi - lo), hi)  # room for a "no change" mark at 0
     left.set_yticks(y, [r.target[:36] for r in rows])
     left.invert_yaxis()
-    left.set_xlabel("critical-path speed-up, original -> final (%, with its interval)")
+    metrics = {metric_label(r.run) for r in rows if r.run is not None}
+    what = metrics.pop() if len(metrics) == 1 else "the metric each run decided on"
+    left.set_xlabel(f"speed-up of {what}, original -> final (%, with its interval)")
     left.set_ylabel("target")
     left.grid(axis="x", color="#eee", lw=0.5)
     minutes = [r.used_s / 60 for r in rows]
