@@ -133,7 +133,10 @@ def budget_figure(view: SweepView, stem: str) -> fg.Figure | None:
         return None
     t0 = view.started
     now = max([s.end for s in view.sessions] + [sp.end for sp in view.spans if sp.end is not None])
-    div, unit = _clock_unit(max(now - t0, view.budget_s or 0))
+    # Wall time in the unit of how long the sweep ran; the budget in the unit of what it was given.
+    div, unit = _clock_unit(now - t0)
+    spent = sum(s.end - s.start for s in view.sessions)
+    ydiv, yunit = _clock_unit(max(spent, view.budget_s or 0))
     targets = list(dict.fromkeys([sp.target for sp in view.spans] + [r.target for r in view.rows]))
     lane = {t: i for i, t in enumerate(targets)}
     n = max(1, len(targets))
@@ -165,12 +168,12 @@ def budget_figure(view: SweepView, stem: str) -> fg.Figure | None:
     xs, ys, used = [0.0], [0.0], 0.0
     for s in view.sessions:
         xs += [(s.start - t0) / div, (s.end - t0) / div]
-        ys += [used / div, (used + s.end - s.start) / div]
+        ys += [used / ydiv, (used + s.end - s.start) / ydiv]
         used += s.end - s.start
-    handles = bottom.plot(xs, ys, color=fg.BASELINE, lw=1.8, label=f"used {used / div:.3g} {unit}")
+    handles = bottom.plot(xs, ys, color=fg.BASELINE, lw=1.8, label=f"used {used / ydiv:.3g} {yunit}")
     if view.budget_s:
-        handles.append(bottom.axhline(view.budget_s / div, color=fg.SLOWER, lw=1.0, ls="--",
-                                      label=f"budget {view.budget_s / div:.3g} {unit}"))
+        handles.append(bottom.axhline(view.budget_s / ydiv, color=fg.SLOWER, lw=1.0, ls="--",
+                                      label=f"budget {view.budget_s / ydiv:.3g} {yunit}"))
     for before, s in zip(view.sessions, view.sessions[1:]):
         for ax in (top, bottom):  # the sweep was not running in between
             ax.axvspan((before.end - t0) / div, (s.start - t0) / div, color="#000", alpha=0.06, lw=0)
@@ -179,8 +182,8 @@ def budget_figure(view: SweepView, stem: str) -> fg.Figure | None:
         handles.append(Line2D([], [], color="#999", lw=0.7, ls=":", label="resumed"))
         handles.append(Patch(color="#000", alpha=0.06, label="not running"))
     bottom.set_xlabel(f"time since the sweep started ({unit})")
-    bottom.set_ylabel(f"budget used ({unit})")
-    bottom.set_ylim(0, max(ys + [(view.budget_s or 0) / div]) * 1.15 or 1)
+    bottom.set_ylabel(f"budget used ({yunit})")
+    bottom.set_ylim(0, max(ys + [(view.budget_s or 0) / ydiv]) * 1.15 or 1)
     bottom.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7.5, frameon=False)
     bottom.grid(color="#eee", lw=0.5)
     title = "Budget over the night"
