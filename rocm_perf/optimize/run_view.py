@@ -313,7 +313,8 @@ def _evidence_lines(t, phase: str) -> list[tuple[str, str]]:
             if key in ("kernel", "sum") and isinstance(value, dict):
                 words = _interval_words(value)
                 if words:
-                    lines.append((f"{key} time ratio", words))
+                    what = "kernel time ratio (median dispatch" if key == "kernel" else "sum of dispatch times ratio ("
+                    lines.append((f"{what}, wall clock)", words))
             elif key == "outputs" and isinstance(value, dict):
                 digests = value.get("digests")
                 lines.append(("outputs", f"{value.get('rounds_checked')} timed rounds matched the baseline (exit status, "
