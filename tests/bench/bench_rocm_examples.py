@@ -13,7 +13,8 @@ then its program runs from the build directory with no arguments.
 
 Columns: `builds` and `runs` (exit 0 within --timeout), `self-check`: `pass` when the program
 validates its results against its own CPU computation and says so ("Validation passed",
-"PASSED"), `FAIL` when it says it failed (or stays silent though its source validates), `none`
+"PASSED"), `FAIL` when it says it failed (or stays silent though its source validates), `skip` when
+it leaves its work out because the device lacks something (a second GPU) and says so, `none`
 when the program checks nothing (hello_world, device_query, bandwidth, ...). `why` is the first line of the
 build's or run's complaint (for the refused features: the feature and the line, from the
 compiler wrapper). Nothing is asserted here: this is evidence, printed as a table.
@@ -44,7 +45,11 @@ FAILED = re.compile(r"validation failed|\bFAILED\b|\bfailed\b", re.IGNORECASE)
 # A source that checks its results: it prints one of the above (directly or through Common's
 # report_validation_result). An exit code alone is not a check: the examples also exit non-zero
 # on a bad argument or a failed HIP call.
-CHECKS = re.compile(r"Validation passed|PASSED|report_validation_result")
+CHECKS = re.compile(r"Validation passed|PASSED|report_validation_result|root-mean-square error")
+# convolution prints the RMS difference to its CPU reference instead of a verdict: 0 is a pass.
+RMS = re.compile(r"root-mean-square error of the difference .* is ([-+0-9.eE]+|nan|inf)")
+# A program that leaves out what this device lacks says so (texture support, a second GPU).
+SKIPS = re.compile(r"^.*(not supported|requires at least).*$", re.MULTILINE)
 
 
 @dataclass
@@ -62,7 +67,8 @@ class Outcome:
 def first_complaint(text: str) -> str:
     """The line that says what went wrong: the wrapper's refusal, a compiler or CMake error."""
     lines = [l.strip() for l in text.splitlines() if l.strip()]
-    for pattern in (r"rocm-perf.*(not supported|refus|cannot run)", r"\berror\b", r"CMake Error", r"\*\*\*", r"[Ff]ail"):
+    for pattern in (r"host backend.*(cannot|not supported)|rocm-perf hipcc: (?!note)", r"\berror\b", r"CMake Error", r"Can't|No such file|not found",
+                    r"\*\*\*", r"[Ff]ail"):
         for i, line in enumerate(lines):
             if re.search(pattern, line):
                 if line.startswith("CMake Error") and i + 1 < len(lines):
@@ -100,9 +106,12 @@ def find_program(build: Path, name: str) -> Path | None:
     return None
 
 
-def build_one(folder: Path, build: Path, env: dict, timeout: float, out: Outcome, reuse: bool = False) -> Path | None:
-    """Build with CMake, or make when there is no CMakeLists.txt or CMake cannot configure it."""
+def build_one(folder: Path, build: Path, env: dict, timeout: float, out: Outcome, reuse: bool = False,
+              prefer: str = "cmake") -> Path | None:
+    """Build with CMake, or make when there is no CMakeLists.txt or CMake cannot configure it
+    (`prefer="make"`: the Makefile wherever there is one)."""
     name = example_name(folder)
+    build.parent.mkdir(parents=True, exist_ok=True)  # the logs' place, whichever build file is used
     if reuse:  # a --work directory of an earlier run: its programs as they were built
         for where, how in ((build, "cmake"), (folder, "make")):
             program = find_program(where, name) if where.is_dir() else None
@@ -110,7 +119,7 @@ def build_one(folder: Path, build: Path, env: dict, timeout: float, out: Outcome
                 out.how = f"{how} (reused)"
                 return program
     tried = []
-    if (folder / "CMakeLists.txt").is_file():
+    if (folder / "CMakeLists.txt").is_file() and not (prefer == "make" and (folder / "Makefile").is_file()):
         code, log, s1 = run(["cmake", "-S", str(folder), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"], folder, env, timeout)
         out.build_s += s1
         if code == 0:
@@ -136,9 +145,10 @@ def build_one(folder: Path, build: Path, env: dict, timeout: float, out: Outcome
     return None
 
 
-def check_one(folder: Path, work: Path, env: dict, build_timeout: float, run_timeout: float, reuse: bool = False) -> Outcome:
+def check_one(folder: Path, work: Path, env: dict, build_timeout: float, run_timeout: float, reuse: bool = False,
+              prefer: str = "cmake") -> Outcome:
     out = Outcome(f"{folder.parent.name}/{folder.name}")
-    program = build_one(folder, work / "build" / folder.parent.name / folder.name, env, build_timeout, out, reuse)
+    program = build_one(folder, work / "build" / folder.parent.name / folder.name, env, build_timeout, out, reuse, prefer)
     if program is None:
         out.why = out.why or "the build made no program"
         return out
@@ -154,6 +164,11 @@ def check_one(folder: Path, work: Path, env: dict, build_timeout: float, run_tim
         out.check = "pass"
     elif FAILED.search(log):
         out.check, out.why = "FAIL", first_complaint(log)
+    elif RMS.search(log):
+        rms = float(RMS.search(log).group(1))
+        out.check, out.why = ("pass", "RMS difference 0") if rms == 0 else ("FAIL", f"RMS difference {rms:g}")
+    elif SKIPS.search(log):
+        out.check, out.why = "skip", f"the program says: {SKIPS.search(log).group(0).strip()}"
     elif checks:
         out.check, out.why = "FAIL", "exit 0 without the validation's message"
     else:
@@ -175,6 +190,8 @@ def main() -> int:
     ap.add_argument("--examples", type=Path, required=True, help="a checkout of ROCm/rocm-examples")
     ap.add_argument("--work", type=Path, help="scratch directory (default: a new temporary one, removed afterwards)")
     ap.add_argument("--only", nargs="*", default=[], help="program folder names to run (default: all)")
+    ap.add_argument("--prefer", choices=("cmake", "make"), default="cmake",
+                    help="the build file to use where a program has both (default: its CMakeLists.txt)")
     ap.add_argument("--reuse", action="store_true", help="with --work: run the programs an earlier run built there")
     ap.add_argument("--warp-size", type=int, default=64)
     ap.add_argument("--build-timeout", type=float, default=900)
@@ -196,13 +213,14 @@ def main() -> int:
     rows = []
     for i, folder in enumerate(folders, 1):
         print(f"[{i}/{len(folders)}] {folder.parent.name}/{folder.name} ...", file=sys.stderr, flush=True)
-        rows.append(check_one(folder, scratch, env, args.build_timeout, args.timeout, args.reuse))
+        rows.append(check_one(folder, scratch, env, args.build_timeout, args.timeout, args.reuse, args.prefer))
         r = rows[-1]
         print(f"    builds={r.builds} runs={r.runs} self-check={r.check} {r.why}", file=sys.stderr, flush=True)
     print(table(rows))
     passed = sum(r.check == "pass" for r in rows)
     print(f"\n{len(rows)} programs: {sum(r.builds for r in rows)} build, {sum(r.runs for r in rows)} run, "
-          f"{passed} pass their self-check, {sum(r.check == 'none' for r in rows)} run without one")
+          f"{passed} pass their self-check, {sum(r.check == 'none' for r in rows)} run without one, "
+          f"{sum(r.check == 'skip' for r in rows)} skip their work, {sum(r.check == 'FAIL' for r in rows)} fail it")
     if args.work is None:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
