@@ -197,6 +197,16 @@ def test_a_final_check_too_short_to_bound_the_gain_is_not_called_a_speed_up():
     assert headline(run).tone == "good" and headline(run).text.startswith("Critical-path time 1.08x faster [1.05x, 1.11x")
 
 
+def test_an_unfinished_run_says_none_accepted_so_far_not_source_unchanged():
+    run = evil_run()
+    run.trials = [t for t in run.trials if not t.accepted]
+    run.state = "screen"
+    assert "None so far: the run has not finished (state: screen)" in render_html(run)
+    assert "None so far: the run has not finished (state: screen)" in render_markdown(run)
+    run.state = "done"
+    assert "None: the source is unchanged." in render_html(run) and "None so far" not in render_html(run)
+
+
 def test_inline_code_in_markdown_cannot_be_closed_early():
     assert md_code("a`b") == "``a`b``"
     assert md_code("`x") == "`` `x ``"
