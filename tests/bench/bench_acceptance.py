@@ -10,8 +10,9 @@ Both on the machine as it is (`--loads idle`, the default) and/or with `--busy` 
 processes beside the measurement (`--loads idle,loaded`), decided on any `--metric` (the loop's
 host default is cpu-path; critical-path is kept as the default here so earlier tables compare).
 
-Usage: .venv/bin/python tests/bench/bench_acceptance.py [--aa 50] [--trials 10] [--gains 3,5,10]
+Usage: .venv/bin/python tests/bench/bench_acceptance.py [--aa 50] [--aa-seconds S] [--trials 10] [--gains 3,5,10]
        [--metric cpu-path] [--loads idle,loaded] [--busy 2] [--pin]
+Progress goes to stderr, one line per decision; the tables to stdout.
 Not collected by pytest (no test_ functions).
 """
 
@@ -64,8 +65,9 @@ def peer_rule(b: list[float], c: list[float]) -> bool:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--aa", type=int, default=50, help="A/A decisions (default 50)")
-    ap.add_argument("--trials", type=int, default=10, help="decisions per known gain (default 10)")
+    ap.add_argument("--aa", type=int, default=50, help="A/A decisions (default 50; 0 skips them)")
+    ap.add_argument("--aa-seconds", type=float, default=0, help="start no A/A decision after this many seconds (default: no limit)")
+    ap.add_argument("--trials", type=int, default=10, help="decisions per known gain (default 10; 0 skips the power table)")
     ap.add_argument("--gains", default="3,5,10", help="known gains in percent (default 3,5,10)")
     ap.add_argument("--metric", default="critical-path", choices=list(METRICS))
     ap.add_argument("--loads", default="idle", help="idle, loaded, or idle,loaded (default idle)")
@@ -103,13 +105,22 @@ def main() -> int:
 
 
 def measure(args, runner, screen, confirm, a, a2, slow, work: Path, load: str) -> None:
-    """Sections 1 and 2 under the current load."""
+    """Sections 1 and 2 under the current load (a section with a count of 0 is skipped)."""
+    if args.aa:
+        false_accepts(args, runner, screen, confirm, a, a2, work, load)
+    if args.trials:
+        power(args, runner, screen, confirm, a, slow, work, load)
+
+
+def false_accepts(args, runner, screen, confirm, a, a2, work: Path, load: str) -> None:
     t0 = time.time()
     accepts = {"screen": 0, "confirm": 0, "peer": 0}
     verdicts: dict[str, int] = {}
     rounds = []
     spreads = []
     for k in range(args.aa):
+        if args.aa_seconds and time.time() - t0 > args.aa_seconds:
+            break  # out of time: the table says how many decisions it covers
         d, b, c = sequential(runner, a.executable, a2.executable, screen, work, f"{load}-aa{k}", args.metric)
         verdicts[d.reason] = verdicts.get(d.reason, 0) + 1
         rounds.append(d.rounds)
@@ -119,33 +130,42 @@ def measure(args, runner, screen, confirm, a, a2, slow, work: Path, load: str) -
             again, _, _ = sequential(runner, a.executable, a2.executable, confirm, work, f"{load}-aa{k}-confirm", args.metric)
             accepts["confirm"] += again.verdict == acc.ACCEPT
         accepts["peer"] += peer_rule(b, c)
-    print(f"\n## 1. False accepts over {args.aa} A/A pairs (same source built twice), {load}, {args.metric}\n")
+        print(f"A/A {k + 1}/{args.aa}: {d.reason} after {d.rounds} pairs; accepts so far {accepts}", file=sys.stderr, flush=True)
+    n = len(rounds)
+    print(f"\n## 1. False accepts over {n} A/A pairs (same source built twice), {load}, {args.metric}"
+          + (f" (of {args.aa} asked: --aa-seconds {args.aa_seconds:.0f} ran out)" if n < args.aa else "") + "\n")
     print("| rule | accepts | rate |")
     print("|---|---|---|")
     for name, label in (("screen", "sequential test, screening level"), ("confirm", "screening then fresh confirmation (what the loop accepts)"),
                         ("peer", "peers: mean of 3, > 2 % faster")):
-        print(f"| {label} | {accepts[name]} / {args.aa} | {accepts[name] / args.aa:.0%} |")
+        print(f"| {label} | {accepts[name]} / {n} | {accepts[name] / max(n, 1):.0%} |")
     print(f"\nverdicts: {verdicts}; rounds per decision: mean {np.mean(rounds):.1f}, max {max(rounds)}; "
-          f"paired spread (robust sd of log ratio): median {np.median(spreads):.3f}; {time.time() - t0:.0f} s")
+          f"paired spread (robust sd of log ratio): median {np.median(spreads):.3f}; {time.time() - t0:.0f} s", flush=True)
 
+
+def power(args, runner, screen, confirm, a, slow, work: Path, load: str) -> None:
+    t0 = time.time()
     print(f"\n## 2. Power: a kernel against its slower twin, {load}, {args.metric}\n")
-    print("| known gain | measured ratio (median over all rounds) | passed screening | accepted (screening + fresh confirmation) | rounds per decision (mean, both phases) | fixed-30 rounds |")
-    print("|---|---|---|---|---|---|")
+    print("| known gain | measured ratio (median over all rounds) | paired spread (median) | passed screening | accepted (screening + fresh confirmation) | rounds per decision (mean, both phases) | fixed-30 rounds |")
+    print("|---|---|---|---|---|---|---|")
     for g, twin in slow.items():
         acc_screen = acc_confirm = 0
         n_rounds = []
         ratios = []
+        spreads = []
         for k in range(args.trials):
             d, b, c = sequential(runner, twin.executable, a.executable, screen, work, f"{load}-g{g:.0f}-{k}", args.metric)
             acc_screen += d.verdict == acc.ACCEPT
             n_rounds.append(d.rounds)
+            spreads.append(acc.paired_spread(b, c))
             if d.verdict == acc.ACCEPT:
                 again, b2, c2 = sequential(runner, twin.executable, a.executable, confirm, work, f"{load}-g{g:.0f}-{k}-confirm", args.metric)
                 acc_confirm += again.verdict == acc.ACCEPT
                 n_rounds[-1] += again.rounds
             ratios.extend(np.array(c) / np.array(b))
-        print(f"| {g:.0f} % | {np.median(ratios):.3f} | {acc_screen} / {args.trials} | {acc_confirm} / {args.trials} "
-              f"| {np.mean(n_rounds):.1f} | 30 |")
+            print(f"{g:.0f} % {k + 1}/{args.trials}: {d.reason} after {d.rounds} pairs", file=sys.stderr, flush=True)
+        print(f"| {g:.0f} % | {np.median(ratios):.3f} | {np.median(spreads):.3f} | {acc_screen} / {args.trials} | {acc_confirm} / {args.trials} "
+              f"| {np.mean(n_rounds):.1f} | 30 |", flush=True)
     print(f"\n({load}: {time.time() - t0:.0f} s)")
 
 
