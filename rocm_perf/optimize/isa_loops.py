@@ -5,9 +5,11 @@ check keeps (compile_check keep_isa, built with -g so that `.loc` directives giv
   no `.loc`, no debug data), so that two builds whose code is the same compare equal.
 - `loop_mix`: the instruction mix of the machine loop holding a source loop's lines. Machine
   loops are found by their back edges (a branch to a block label at or above it, as LLVM lays
-  out loops); the one matching the source loop is the smallest whose main-file instructions lie
-  mostly in the loop's line range, else the smallest holding any of them (a loop the compiler
-  unrolled completely lives on in the loop around it).
+  out loops); the one matching the source loop is, of the innermost machine loops whose
+  main-file instructions lie mostly in the loop's line range, the one doing the most work (an
+  unrolled loop rather than its remainder), else the smallest holding any of them (a loop the
+  compiler unrolled completely lives on in the loop around it). Code inlined from a header
+  counts at the last main-file line before it.
 - `isa_delta`: candidate against baseline: instructions per unit of work in that machine loop
   (work = VALU, MFMA, VMEM, SMEM and LDS instructions, which an unroll copies but does not add to,
   so the ratio measures overhead per original iteration), and the loop's instruction count.
@@ -156,13 +158,18 @@ def loop_mix(asm: str, kernel: str, source_name: str, first_line: int, last_line
     insns, loops = machine_loops(items)
     inside = lambda ins: ins.line is not None and first_line <= ins.line <= last_line  # noqa: E731
     best, how = None, ""
-    for lp in sorted(loops, key=lambda l: (l.size(), l.start)):
-        body = insns[lp.start: lp.end + 1]
-        lined = [ins for ins in body if ins.line is not None]
+    matching = []
+    for lp in loops:
+        lined = [ins for ins in insns[lp.start: lp.end + 1] if ins.line is not None]
         hits = sum(inside(ins) for ins in lined)
         if hits and hits * 2 >= len(lined):
-            best, how = lp, "loop"
-            break
+            matching.append(lp)
+    # The innermost matching loops (an unrolled loop and its remainder loop both match): the one
+    # doing the most work runs the most iterations' worth.
+    innermost = [lp for lp in matching if not any(o is not lp and lp.start <= o.start and o.end <= lp.end for o in matching)]
+    if innermost:
+        best = max(innermost, key=lambda l: (_work(insns[l.start: l.end + 1]), -l.size(), -l.start))
+        how = "loop"
     if best is None:
         holding = [lp for lp in loops if any(inside(ins) for ins in insns[lp.start: lp.end + 1])]
         if not holding:
@@ -173,6 +180,10 @@ def loop_mix(asm: str, kernel: str, source_name: str, first_line: int, last_line
     for ins in body:
         classes[ins.klass] = classes.get(ins.klass, 0) + 1
     return LoopMix(best.header, len(body), {k: v for k, v in classes.items() if v}, how)
+
+
+def _work(body: list[Instruction]) -> int:
+    return sum(ins.klass in WORK_CLASSES for ins in body)
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,8 @@ OPEN_STATUSES = ("proposed", "built", "screening", "screened", "confirming")
 CARRIED = "carried"  # terminal: its rewrite was accepted as part of a later trial (`components`)
 # The planned space of one generation: at most this many times --max-trials candidates are built.
 PLAN_FACTOR = 4
+# Candidates a race runs against one baseline run (B C1 C2, then C2 C1 B): 1.5 runs a pair instead of 2.
+SHARED_BASELINE = 2
 
 
 class Stopped(Exception):
@@ -290,9 +292,9 @@ class OptimizeLoop:
     def _run_round(self, exe: str, trial_id: int, phase: str, idx: int, role: str) -> tuple[RoundResult, float]:
         key = f"{trial_id}-{phase}-{idx}-{role}"
         round_dir = self.run_dir / ("baseline" if trial_id == BASELINE_TRIAL else f"trials/{trial_id}") / "profiles" / f"{phase}-{idx}-{role}"
-        t0 = time.monotonic()
+        t0 = self.svc.clock()
         result = self.svc.runner(self._abs(exe), round_dir, key)
-        return result, time.monotonic() - t0
+        return result, self.svc.clock() - t0
 
     def _record_round(self, trial_id: int, phase: str, idx: int, role: str, r: RoundResult) -> None:
         self.ledger.add_round(RoundRow(trial_id, phase, idx, role, r.ok, r.failure, r.cp_ns, r.sum_ns, r.kernel_ns,
@@ -871,21 +873,46 @@ class OptimizeLoop:
 
     def _pair(self, t: Trial, phase: str, i: int, base: Baseline) -> tuple[str, str, float]:
         """Interleaved pair i of `t` against `base`, recorded; (reject reason or '', detail, seconds)."""
+        return self._shared_pairs([t], {t.id: i}, phase, base)[t.id]
+
+    def _shared_pairs(self, ts: list[Trial], idx: dict[int, int], phase: str, base: Baseline,
+                      name: tuple[int, int] | None = None) -> dict[int, tuple[str, str, float]]:
+        """Pair idx[t] of every candidate in `ts` against one run of `base`, all recorded (the
+        baseline run under each of them): B C1 C2 ... when the pair index is even, reversed when
+        odd, so that each candidate has the baseline on either side equally often. `name`: the
+        (trial, index) the baseline run is filed under (default: the first candidate's)."""
+        owner, i0 = name or (ts[0].id, idx[ts[0].id])
+        order: list[tuple[str, Trial | None]] = [("B", None)] + [("C", t) for t in ts]
+        if i0 % 2:
+            order.reverse()
+        results: dict[int, RoundResult] = {}
+        rb, seconds = None, 0.0
+        for role, t in order:
+            if t is None:
+                rb, secs = self._run_round(base.executable, owner, phase, i0, "B")
+                if len(ts) > 1:  # one run, filed under each candidate it is paired with
+                    rb.outputs = {**rb.outputs, "baseline_run": f"{owner}-{phase}-{i0}-B"}
+                for x in ts:
+                    self._record_round(x.id, phase, idx[x.id], "B", rb)
+            else:
+                results[t.id], secs = self._run_round(t.executable, t.id, phase, idx[t.id], "C")
+                self._record_round(t.id, phase, idx[t.id], "C", results[t.id])
+            seconds += secs
+        self._require_baseline_ok(rb, f"round {i0} against candidate{'s' if len(ts) > 1 else ''} "
+                                      f"{', '.join(str(t.id) for t in ts)}")
         reference = self.ledger.get("reference_outputs")
-        results = {}
-        for role, exe in pair_order(i, base.executable, t.executable):
-            results[role] = self._run_round(exe, t.id, phase, i, role)
-            self._record_round(t.id, phase, i, role, results[role][0])
-        (rb, sb), (rc, sc) = results["B"], results["C"]
-        self._require_baseline_ok(rb, f"round {i} against candidate {t.id}")
-        if not rc.ok:
-            reason = R_TIMEOUT if rc.failure == "timeout" else R_CRASH
-            tail = rc.outputs.get("stderr_tail", "")
-            return reason, f"round {i}: {rc.failure}, exit {rc.outputs.get('returncode')}" + (f": {tail}" if tail else ""), sb + sc
-        differ = outputs_differ(reference, rc.outputs)
-        if differ:
-            return R_WRONG_OUTPUT, f"round {i}: {differ}", sb + sc
-        return "", "", sb + sc
+        out = {}
+        share = seconds / len(ts)
+        for t in ts:
+            rc, i = results[t.id], idx[t.id]
+            if not rc.ok:
+                reason = R_TIMEOUT if rc.failure == "timeout" else R_CRASH
+                tail = rc.outputs.get("stderr_tail", "")
+                out[t.id] = (reason, f"round {i}: {rc.failure}, exit {rc.outputs.get('returncode')}" + (f": {tail}" if tail else ""), share)
+                continue
+            differ = outputs_differ(reference, rc.outputs)
+            out[t.id] = (R_WRONG_OUTPUT, f"round {i}: {differ}", share) if differ else ("", "", share)
+        return out
 
     def _pairs(self, t: Trial, phase: str, n: int | None = None) -> tuple[list[float], list[float]]:
         """The decision values of `t`'s complete pairs in `phase` (the first n)."""
@@ -1021,28 +1048,41 @@ class OptimizeLoop:
                             + (f"; {len(over) + len(refused)} not measured (budget)" if over or refused else ""))
 
     def _race_to(self, racers: list[Trial], target: int, base: Baseline) -> None:
-        """Measure every racer to `target` complete pairs, round-robin, highest score first."""
+        """Measure every racer to `target` complete pairs, round-robin, highest score first, two
+        candidates to one baseline run (SHARED_BASELINE): partners are fixed for the rung, so that
+        a resumed race files each baseline run as the uninterrupted one would have."""
         counts = {t.id: len(self._pairs(t, "screen")[0]) for t in racers}
-        alive = list(racers)
+        alive = {t.id for t in racers}
+        groups = [sorted(racers[k: k + SHARED_BASELINE], key=lambda t: t.id) for k in range(0, len(racers), SHARED_BASELINE)]
         while True:
-            behind = [t for t in alive if counts[t.id] < target]
-            if not behind:
+            if not any(counts[t] < target for t in alive):
                 return
-            for t in behind:
+            for group in groups:
+                members = [t for t in group if t.id in alive and counts[t.id] < target]
+                if not members:
+                    continue
                 self._check_stop()
                 if self.elapsed() >= self.opt.time_budget_s:
-                    for other in alive:
+                    for other in [t for t in racers if t.id in alive]:
                         self._decide_racer(other, acc.REJECT, R_BUDGET, f"--time-budget {self.opt.time_budget_s:.0f} s spent "
                                            f"after {counts[other.id]} pairs", counts[other.id], None)
                     return
                 done, left = self._counts()
-                self.report.trial(t.label, f"race to {target}", done, left, target)
-                reason, detail, secs = self._pair(t, "screen", counts[t.id], base)
-                counts[t.id] += 1
-                self.report.round(counts[t.id], "", secs)
-                if reason:
-                    self._decide_racer(t, acc.REJECT, reason, detail, counts[t.id], None)
-                    alive.remove(t)
+                self.report.trial(" + ".join(t.label for t in members), f"race to {target}", done, left, target)
+                if len({counts[t.id] for t in members}) == 1:
+                    batches = [members]
+                else:  # a partner is a pair behind (a resumed race): each goes alone, filed as before
+                    batches = [[t] for t in members]
+                for batch in batches:
+                    outcome = self._shared_pairs(batch, {t.id: counts[t.id] for t in batch}, "screen", base,
+                                                 name=(group[0].id, counts[batch[0].id]))
+                    for t in batch:
+                        reason, detail, secs = outcome[t.id]
+                        counts[t.id] += 1
+                        self.report.round(counts[t.id], "", secs)
+                        if reason:
+                            self._decide_racer(t, acc.REJECT, reason, detail, counts[t.id], None)
+                            alive.discard(t.id)
 
     def _decide_racer(self, t: Trial, verdict: str, reason: str, detail: str, n: int, call: racing.Call | None,
                       plan: racing.RacePlan | None = None) -> None:

@@ -48,9 +48,8 @@ class RacePlan:
     alpha: float = 0.05  # one-sided level of each candidate's screening test (Bonferroni over rungs)
     rungs: tuple[int, ...] = (5, 10, 20, 30)
     keep: float = 0.5  # share of a loop's racing rivals that run the next rung
-    drop_alpha: float = 0.1  # lenient tail level of "still plausibly a min_gain gain"
+    drop_alpha: float = 0.25  # lenient tail level of "still plausibly a min_gain gain" (a 50 % interval)
     first_share: float = 0.5  # at most this share of the pairs left goes to first rungs
-    guard_leaders: bool = True  # halving spares a rival that may still be its loop's best
     method: str = "hodges-lehmann"
 
     def __post_init__(self) -> None:
@@ -156,23 +155,11 @@ def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, li
         racing = sorted((r for r in members if calls[r.id].verdict == acc.CONTINUE),
                         key=lambda r: (calls[r.id].interval.estimate, r.id))
         keep = max(1, math.ceil(len(racing) * plan.keep))
-        best = calls[racing[0].id].interval.estimate if racing else None
         for r in racing[keep:]:
             mine = calls[r.id]
-            if plan.guard_leaders and _plausibly_best(r, n, best, plan):
-                continue  # the slower half, but the best rival's estimate is still within its lenient interval
             calls[r.id] = Call(r.id, acc.REJECT, OUTRACED, f"in the slower part of {len(racing)} rivals for its loop after "
                                f"{n} pairs (ratio {mine.interval.estimate:.3f}; the best {keep} run on)", mine.interval, n)
     return calls
-
-
-def _plausibly_best(r: Racer, n: int, best: float | None, plan: RacePlan) -> bool:
-    """Whether the loop's best estimate lies inside r's lenient interval (r may still be the best)."""
-    if best is None:
-        return False
-    lenient = acc.median_ratio_interval(list(r.baseline)[:n], list(r.candidate)[:n], tail_alpha=plan.drop_alpha,
-                                        method=plan.method)
-    return lenient.low <= best
 
 
 def grant(racers: list[Racer], target: int, pairs_left: float, *, first: bool, plan: RacePlan) -> tuple[list[int], list[int]]:
