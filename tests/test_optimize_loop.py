@@ -434,3 +434,20 @@ def test_the_budget_goes_to_candidates_by_expected_value_not_first_come(tmp_path
     assert measured == {best.id} and best.kernel == "row_xor_sum"
     refused = [t for t in ledger.trials() if t.reason == "budget"]
     assert len(refused) == 5 and all("higher expected value" in t.detail for t in refused)
+
+
+def test_what_won_in_an_earlier_run_orders_the_next_one_on_this_machine(tmp_path):
+    first, loop = start(tmp_path, InjectedRounds())
+    assert loop.run() == DONE
+    assert (tmp_path / "runs" / "search_prior.db").exists()
+    second, loop = start(tmp_path, InjectedRounds(), new=True)
+    assert loop.run() == DONE
+    ledger = open_ledger(second)
+    for t in ledger.trials():
+        if t.components:
+            continue
+        prior = t.ordering["prior"]
+        assert prior["tried"] == 2  # the same rule and factor on both loops (one shape) in the first run
+        weight = t.ordering["factors"]["prior of earlier runs"]
+        assert (weight > 1.0) if t.factor == 4 else (weight < 1.0)  # x4 won on both loops, x2 lost
+    assert "prior of earlier runs" in (second / "report.md").read_text()

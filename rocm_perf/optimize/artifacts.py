@@ -83,11 +83,11 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "carried": [_trial_json(t) for t in trials if t.status == "carried"],
         "open": [_trial_json(t) for t in trials if t.status not in ("accepted", "rejected", "carried")],
         "trials": len(trials),
-        "search": _search(ledger, trials),
+        "search": search_summary(ledger, trials),
     }
 
 
-def _search(ledger: Ledger, trials: list[Trial]) -> dict:
+def search_summary(ledger: Ledger, trials: list[Trial]) -> dict:
     """How the candidates were searched: planned, built, duplicates, raced, carried (optimize/loop.py)."""
     built = [t for t in trials if t.build_key]
     race = ledger.get("race") or {}

@@ -1038,7 +1038,8 @@ class OptimizeLoop:
                                    "of higher expected value")
             for tid in refused:
                 self.ledger.reject(tid, R_BUDGET, "not measured: the time budget's pairs went to candidates of higher "
-                                   "expected value")
+                                   "expected value" if granted else "not measured: the time budget left pays for no "
+                                   "pairs beyond two confirmations and the final check")
             for tid in granted:
                 self.ledger.update_trial(tid, status="screening")
             self.ledger.set("race", {"generation": generation, "rung": -1, "plan": plan.to_json()})

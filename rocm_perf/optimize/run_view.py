@@ -415,6 +415,21 @@ def _hot_source(run_dir: Path) -> dict | None:
         return None
 
 
+def _search_note(ledger) -> str:
+    """One line on how the candidates were searched (optimize/loop.py: compile first, race, carry)."""
+    from rocm_perf.optimize.artifacts import search_summary
+
+    trials = ledger.trials()
+    if not any(t.build_key for t in trials):
+        return ""
+    s = search_summary(ledger, trials)
+    rungs = (s.get("race_plan") or {}).get("rungs")
+    return (f"search: {s['planned']} candidates built before any was measured ({s['builds']} builds), "
+            f"{s['duplicates']} duplicate(s) dropped, {s['raced']} raced"
+            + (f" in rungs of {', '.join(map(str, rungs))} pairs" if rungs else "")
+            + (f", {s['carries']} carried onto a newer baseline" if s["carries"] else ""))
+
+
 def load_run(run_dir: Path) -> RunView:
     """A run directory's report record, from its ledger (the source of truth) and metadata.json.
 
@@ -499,6 +514,9 @@ def load_run(run_dir: Path) -> RunView:
         view.kernel_times, view.kernel_times_from = _kernel_times(ledger)
         view.baseline_profiles = _baseline_profiles(run_dir)
         view.before_after = _before_after(run_dir)
+        search = _search_note(ledger)
+        if search:
+            view.notes.append(search)
         return view
     finally:
         ledger.close()
