@@ -1087,22 +1087,30 @@ class OptimizeLoop:
 
     def _decide_racer(self, t: Trial, verdict: str, reason: str, detail: str, n: int, call: racing.Call | None,
                       plan: racing.RacePlan | None = None) -> None:
-        """Record a racer's screening decision (committed with its status)."""
+        """Record a racer's screening decision (committed with its status), then say it."""
+        with self.ledger.transaction():
+            evidence = self._record_racer(t, verdict, reason, detail, n, call, plan or self._race_plan())
+        self._announce_racer(t, verdict, reason, detail, evidence)
+
+    def _record_racer(self, t: Trial, verdict: str, reason: str, detail: str, n: int, call: racing.Call | None,
+                      plan: racing.RacePlan) -> dict:
+        """A racer's screening decision and status, inside the caller's transaction; its evidence."""
         t = self.ledger.trial(t.id)
-        plan = plan or self._race_plan()
         complete = len(self._pairs(t, "screen")[0])
         evidence: dict[str, Any] = self._evidence(t, "screen", min(n, complete), plan.look_alpha) if complete else {"rounds": n}
         evidence.update({"decision": call.to_json() if call else {"verdict": verdict, "reason": reason, "rounds": n},
                          "plan": plan.to_json(), "race": {"score": self._score(t)}})
         if detail:
             evidence["detail"] = detail
-        with self.ledger.transaction():
-            self.ledger.add_decision(t.id, "screen", verdict, reason, evidence)
-            if verdict == acc.ACCEPT:
-                self.ledger.update_trial(t.id, status="screened", evidence={"screen": evidence})
-            else:
-                self.ledger.update_trial(t.id, status="rejected", reason=reason,
-                                         detail=detail or _ratio_text(evidence), evidence={"screen": evidence})
+        self.ledger.add_decision(t.id, "screen", verdict, reason, evidence)
+        if verdict == acc.ACCEPT:
+            self.ledger.update_trial(t.id, status="screened", evidence={"screen": evidence})
+        else:
+            self.ledger.update_trial(t.id, status="rejected", reason=reason,
+                                     detail=detail or _ratio_text(evidence), evidence={"screen": evidence})
+        return evidence
+
+    def _announce_racer(self, t: Trial, verdict: str, reason: str, detail: str, evidence: dict) -> None:
         if verdict == acc.ACCEPT:
             self.report.message(f"{t.label}: passed screening ({_ratio_text(evidence)}); to be re-measured")
         else:
@@ -1110,7 +1118,8 @@ class OptimizeLoop:
             self.report.verdict(t.label, f"{reason} ({detail or _ratio_text(evidence)})"[:200], False)
 
     def _judge(self, generation: int, rung: int, n: int, plan: racing.RacePlan) -> None:
-        """Every racer's call at rung `rung` (n pairs), and who runs the next rung; committed together."""
+        """Every racer's call at rung `rung` (n pairs), and who runs the next rung: committed in one
+        transaction with the race's new rung, so that a resumed race never judges a rung twice."""
         trials = self._racers(generation, ("screening",))
         racers = []
         for t in trials:
@@ -1128,14 +1137,21 @@ class OptimizeLoop:
         granted, refused = (racing.grant(continuing, nxt, self._pairs_left(), first=False, plan=plan)
                             if nxt is not None and continuing else ([r.id for r in continuing], []))
         by_id = {t.id: t for t in trials}
-        for r in racers:
-            call = calls[r.id]
-            if call.verdict != acc.CONTINUE:
-                self._decide_racer(by_id[r.id], call.verdict, call.reason, call.detail, n, call, plan)
-            elif r.id in refused:
-                self._decide_racer(by_id[r.id], acc.REJECT, R_BUDGET, f"stopped after {n} pairs: the time budget's pairs "
-                                   "went to candidates of higher expected value", n, call, plan)
-        self.ledger.set("race", {"generation": generation, "rung": rung, "plan": plan.to_json()})
+        said = []
+        with self.ledger.transaction():
+            for r in racers:
+                call = calls[r.id]
+                if call.verdict != acc.CONTINUE:
+                    said.append((r.id, call.verdict, call.reason, call.detail,
+                                 self._record_racer(by_id[r.id], call.verdict, call.reason, call.detail, n, call, plan)))
+                elif r.id in refused:
+                    detail = (f"stopped after {n} pairs: the time budget's pairs went to candidates of higher expected "
+                              "value")
+                    said.append((r.id, acc.REJECT, R_BUDGET, detail,
+                                 self._record_racer(by_id[r.id], acc.REJECT, R_BUDGET, detail, n, None, plan)))
+            self.ledger.set("race", {"generation": generation, "rung": rung, "plan": plan.to_json()})
+        for tid, verdict, reason, detail, evidence in said:
+            self._announce_racer(by_id[tid], verdict, reason, detail, evidence)
 
     # ---- 6. confirm and decide -------------------------------------------------------------
 
