@@ -80,8 +80,9 @@ class InjectedRounds:
     (so a redone round gets the very same value); can simulate a kill at the n-th call."""
 
     def __init__(self, kill_at: int | None = None, cv: float = 0.01, wrong_output_if: str | None = None,
-                 interaction: float = 0.0, kill_at_key: str | None = None):
+                 interaction: float = 0.0, kill_at_key: str | None = None, crash_if: tuple[str, int] | None = None):
         self.calls: list[str] = []
+        self.crash_if = crash_if  # (text, pair index): a program holding the text crashes from that pair on
         self.kill_at = kill_at
         self.kill_at_key = kill_at_key
         self.cv = cv
@@ -93,6 +94,10 @@ class InjectedRounds:
         if (self.kill_at is not None and len(self.calls) == self.kill_at) or key == self.kill_at_key:
             raise SimulatedKill(key)
         text = Path(exe).read_text()
+        if self.crash_if and self.crash_if[0] in text:
+            _, phase, pair, _ = key.split("-")  # the loop's round key: trial-phase-pair-role
+            if phase != "screen" or int(pair) >= self.crash_if[1]:
+                return RoundResult(False, "crash", outputs={"returncode": -11, "stderr_tail": "Segmentation fault"})
         times = {XOR: loop_time(text, "acc += values[c] ^ static_cast<unsigned>(c);", 60.0, 0.06),
                  WEIGHTED: loop_time(text, WEIGHTED_BODY, 40.0, 0.04)}
         if SHIFT_BODY in text:  # three_loops.cu
@@ -269,6 +274,22 @@ def test_wrong_output_is_rejected_whatever_its_speed(tmp_path):
     trials = {t.factor: t for t in open_ledger(run_dir).trials()}
     assert trials[4].status == "rejected" and trials[4].reason == "wrong output"
     assert "digests differ" in trials[4].detail
+    assert trials[2].status == "accepted"
+
+
+def test_a_candidate_that_crashes_mid_race_is_rejected_and_the_race_goes_on(tmp_path):
+    """A crash on the third pair: its failed round has no value, so the evidence is the two
+    complete pairs before it, and the other racer of the loop is still decided on its own pairs."""
+    body = "acc += values[c] ^ static_cast<unsigned>(c);"
+    crash = "++c;\n            {\n                " + body + "\n            }\n            ++c;\n            {\n                " + body
+    runner = InjectedRounds(crash_if=(crash, 2))
+    run_dir, loop = start(tmp_path, runner, kernels=["row_xor_sum"])
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    trials = {t.factor: t for t in ledger.trials()}
+    assert trials[4].status == "rejected" and trials[4].reason == "crash"
+    assert "Segmentation fault" in trials[4].detail and "round 2" in trials[4].detail
+    assert ledger.decision(trials[4].id, "screen")["rounds"] == 2
     assert trials[2].status == "accepted"
 
 

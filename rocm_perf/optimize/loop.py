@@ -915,11 +915,12 @@ class OptimizeLoop:
         return out
 
     def _pairs(self, t: Trial, phase: str, n: int | None = None) -> tuple[list[float], list[float]]:
-        """The decision values of `t`'s complete pairs in `phase` (the first n)."""
+        """The decision values of `t`'s complete pairs in `phase` (the first n); a pair with a failed
+        round (crash, timeout) ends them: it has no value, and it ended the trial."""
         rows = {(r.idx, r.role): r for r in self.ledger.rounds(t.id, phase)}
         b, c = [], []
         i = 0
-        while (i, "B") in rows and (i, "C") in rows and (n is None or i < n):
+        while (i, "B") in rows and (i, "C") in rows and (n is None or i < n) and rows[(i, "B")].ok and rows[(i, "C")].ok:
             b.append(metric_value(_as_result(rows[(i, "B")]), self.opt.metric))
             c.append(metric_value(_as_result(rows[(i, "C")]), self.opt.metric))
             i += 1
