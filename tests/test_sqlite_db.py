@@ -109,8 +109,9 @@ def old_sweep_ledger(sweep_dir: Path, run_dir: Path) -> Path:
 def test_a_run_ledger_written_before_the_helper_opens_and_reads_back(tmp_path, capsys):
     run = old_run_ledger(tmp_path / "runs" / "20260101-000000-k")
     ledger = open_ledger(run)
-    # Opening migrates it to schema 2 (issue 17: builds by content, a trial's ordering and components).
-    assert ledger.state == "done" and ledger.get("schema_version") == 2
+    # Opening migrates it to schema 3 (2: a project trial's file; 3: builds by content, a trial's
+    # ordering and components).
+    assert ledger.state == "done" and ledger.get("schema_version") == 3
     (trial,) = ledger.trials()
     assert (trial.status, trial.rule, trial.factor) == ("accepted", "unroll_pragma", 4)
     assert (trial.build_key, trial.ordering, trial.components) == ("", {}, [])
@@ -143,7 +144,7 @@ def test_a_ledger_newer_than_this_rocm_perf_is_refused_in_one_line(tmp_path, cap
     assert main(["review", str(run)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(run / "ledger.db") in err
-    assert "run ledger schema 7 is newer than this rocm-perf reads (2)" in err
+    assert "run ledger schema 7 is newer than this rocm-perf reads (3)" in err
     # Refusing it wrote nothing: the file still says 7.
     assert sqlite3.connect(run / "ledger.db").execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("7",)
 

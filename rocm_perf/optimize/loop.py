@@ -61,6 +61,9 @@ R_SUPERSEDED = "superseded"
 R_BUDGET = racing.BUDGET
 R_OUTRACED = racing.OUTRACED
 R_DUPLICATE = "duplicate"  # its built program is the baseline's or another candidate's: it could only measure noise
+# A project run's screened winner of another loop when one was accepted: its loop is planned again
+# on the new baseline (carrying between a project's trees is not done).
+R_REPLANNED = "re-planned"
 R_CONFLICT = "conflict"  # its loop was rewritten by an accepted change: it cannot be carried onto the new baseline
 
 _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
@@ -525,7 +528,13 @@ class OptimizeLoop:
         top = [RankedKernel(**r) for r in self.ledger.get("top_kernels", [])]
         base = self.ledger.current_baseline()
         first = self.ledger.baselines()[0]
-        tried = {t.loop_key for t in self.ledger.trials()}
+        trials = self.ledger.trials()
+        latest: dict[str, int] = {}
+        for t in trials:
+            latest[t.loop_key] = max(latest.get(t.loop_key, -1), t.generation)
+        # A loop re-planned in its latest generation is planned again (a project's carry).
+        replanned = {t.loop_key for t in trials if t.reason == R_REPLANNED and t.generation == latest[t.loop_key]}
+        tried = {t.loop_key for t in trials} - replanned
         groups: list[list[tuple[str, Proposal]]] = []
         for rel in self.sources:
             ranked_here = [r for r in top if r.file == rel]
@@ -1046,6 +1055,7 @@ class OptimizeLoop:
             self.ledger.set("race", {"generation": generation, "rung": -1, "plan": plan.to_json()})
         for t in over + [self.ledger.trial(i) for i in refused]:
             self._write_verdict(t.id)
+            self._drop_trees(t.id)
         self.report.message(f"race of {len(granted)} candidates: rungs {', '.join(map(str, plan.rungs))} pairs"
                             + (f"; {len(over) + len(refused)} not measured (budget)" if over or refused else ""))
 
@@ -1116,6 +1126,7 @@ class OptimizeLoop:
             self.report.message(f"{t.label}: passed screening ({_ratio_text(evidence)}); to be re-measured")
         else:
             self._write_verdict(t.id)
+            self._drop_trees(t.id)
             self.report.verdict(t.label, f"{reason} ({detail or _ratio_text(evidence)})"[:200], False)
 
     def _judge(self, generation: int, rung: int, n: int, plan: racing.RacePlan) -> None:
@@ -1239,12 +1250,12 @@ class OptimizeLoop:
         stale = [t for t in self.ledger.trials(status="screened") if t.generation < base.generation]
         if not stale:
             return PROPOSE
-        if self.project:  # carrying rewrites between a project's files and trees is not done (yet)
+        if self.project:  # carrying rewrites between a project's trees is not done: the loops are planned again
             with self.ledger.transaction():
                 for t in stale:
-                    self.ledger.update_trial(t.id, status="rejected", reason=R_SUPERSEDED,
-                                             detail="another loop's candidate was accepted first; a project run does "
-                                             "not carry screened winners onto the new baseline")
+                    self.ledger.update_trial(t.id, status="rejected", reason=R_REPLANNED,
+                                             detail=f"another loop's candidate was accepted first; its loop is planned "
+                                             f"again on generation {base.generation}")
             for t in stale:
                 self._write_verdict(t.id)
                 self._drop_trees(t.id)
