@@ -998,11 +998,13 @@ class OptimizeLoop:
                                         self.opt.rounds, self.opt.max_rounds)
 
     def _pairs_left(self) -> float:
-        """The pairs the time budget still pays for, after room for two confirmations and the final check."""
+        """The pairs the time budget still pays for, after room for two confirmations and the final check
+        (at most half the budget: with a short budget on a slow program that room would leave the race
+        no pair at all, and a confirmation that runs over the budget beats a run that measured nothing)."""
         pair_s = self.ledger.get("pair_seconds")
         if not pair_s:
             return math.inf
-        reserve_s = (2 * self.opt.max_rounds + self.opt.aa_rounds) * pair_s
+        reserve_s = min((2 * self.opt.max_rounds + self.opt.aa_rounds) * pair_s, 0.5 * self.opt.time_budget_s)
         return max(0.0, (self.opt.time_budget_s - self.elapsed() - reserve_s) / pair_s)
 
     @staticmethod
