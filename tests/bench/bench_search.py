@@ -113,6 +113,7 @@ def run_exhaustive(source: Path, out: Path, args) -> dict:
                             timing_lines=opt.timing_lines)
     svc = Services(backend, runner, SourceTools.default(), None)
     loop = OptimizeLoop(run_dir, ledger, opt, svc)
+    metric = loop.opt.metric  # --metric auto resolved for the backend, as the loops resolve it
     t0 = time.time()
     loop.baseline()
     loop.noise_floor()
@@ -152,7 +153,7 @@ def run_exhaustive(source: Path, out: Path, args) -> dict:
                 r = svc.runner(Path(exe), d / f"r{i}{role}", f"{i}-{role}")
                 runs += 1
                 ok = ok and r.ok
-                vals[role] = metric_value(r, args.metric) if r.ok else 0.0
+                vals[role] = metric_value(r, metric) if r.ok else 0.0
             if not ok:
                 break
             b.append(vals["B"])
@@ -167,7 +168,7 @@ def run_exhaustive(source: Path, out: Path, args) -> dict:
             best = (iv.estimate, label)
         print(f"  {source.stem}: {label}: ratio {iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]", file=sys.stderr, flush=True)
     return {"speedup": 1 / best[0] - 1, "best": best[1], "faster": faster, "trials": trials, "runs": runs,
-            "seconds": time.time() - t0, "candidates": results}
+            "seconds": time.time() - t0, "metric": metric, "candidates": results}
 
 
 def checkout_of(repo: str, ref: str) -> Path:
@@ -231,7 +232,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=20, help="pairs per candidate in the exhaustive search")
     ap.add_argument("--time-budget", default="1h", help="each loop's budget per program (default: its own, 1h)")
     ap.add_argument("--max-trials", type=int, default=24)
-    ap.add_argument("--metric", default="critical-path", help="the loops' and the exhaustive search's decision metric")
+    ap.add_argument("--metric", default="median-path",
+                    help="the loops' and the exhaustive search's decision metric (default median-path: the loop before "
+                    "issue 17 knows no auto or cpu-path; auto gives the host backend's cpu-path to this checkout)")
     ap.add_argument("--compile-check", default="off", choices=["auto", "off"], help="the loops' AMD compile check")
     ap.add_argument("--before-ref", default="main", help="the commit whose loop is `before` (default: main)")
     ap.add_argument("--repo", default=str(ROOT), help="the git repository --before-ref names (default: this checkout)")
