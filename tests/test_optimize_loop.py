@@ -479,3 +479,37 @@ def test_what_won_in_an_earlier_run_orders_the_next_one_on_this_machine(tmp_path
         weight = t.ordering["factors"]["prior of earlier runs"]
         assert (weight > 1.0) if t.factor == 4 else (weight < 1.0)  # x4 won on both loops, x2 lost
     assert "prior of earlier runs" in (second / "report.md").read_text()
+
+
+def test_a_short_budget_with_slow_builds_still_measures_the_top_candidate(tmp_path):
+    clock = Clock()
+
+    class Timed(InjectedRounds):
+        def __call__(self, exe, round_dir, key):
+            clock.now += 1.0
+            return super().__call__(exe, round_dir, key)
+
+    class SlowBuild(CopyBuildDouble):
+        """Build double whose every build takes 30 s of the injected clock (a loaded machine)."""
+
+        def build(self, source, out_dir, flags=None, timeout=600):
+            clock.now += 30.0
+            return super().build(source, out_dir, flags, timeout)
+
+    opt = options(tmp_path, **THREE_OPTIONS, time_budget_s=300)
+    run_dir, ledger = create_run(opt, "copy-double", "double", ["test"])
+    runner, backend = Timed(), SlowBuild()
+    loop = OptimizeLoop(run_dir, ledger, opt, Services(backend, runner, TOOLS, None, clock=clock))
+    assert loop.run() == DONE
+    # Baseline builds, reference run and A/A: 73 s. Building all six candidates (180 s) would leave
+    # no pair beyond the reserve for confirmations; the build phase stops when the pairs left can
+    # race no more candidates than it has built.
+    ledger = open_ledger(run_dir)
+    trials = [t for t in ledger.trials() if not t.components]
+    measured = {int(k.split("-")[0]) for k in runner.calls if "-screen-" in k}
+    best = max(trials, key=lambda t: (t.expected_value, -t.id))
+    assert best.id in measured
+    not_built = [t for t in trials if t.reason == "budget" and not t.build_key]
+    assert not_built and all(t.detail.startswith("not built") for t in not_built)
+    assert backend.builds - 2 == len(trials) - len(not_built)  # the two baseline builds, then the built ones
+    assert all(t.expected_value <= min(b.expected_value for b in trials if b.build_key) for t in not_built)

@@ -65,6 +65,9 @@ R_DUPLICATE = "duplicate"  # its built program is the baseline's or another cand
 # on the new baseline (carrying between a project's trees is not done).
 R_REPLANNED = "re-planned"
 R_CONFLICT = "conflict"  # its loop was rewritten by an accepted change: it cannot be carried onto the new baseline
+# Evidence key of a candidate the build phase left unbuilt for the budget (reason `budget`): planned
+# again when a race of its generation leaves room.
+NOT_BUILT = "not_built"
 
 _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
@@ -313,9 +316,11 @@ class OptimizeLoop:
         if sha256_bytes(src_copy.read_bytes()) != original_sha:
             raise RocmPerfError(f"{src_copy}: the run's copy of the source changed; start a new run")
         self.report.stage(BASELINE, "building")
+        t0 = self.svc.clock()
         with ThreadPoolExecutor(max_workers=min(2, self.opt.jobs)) as pool:
             builds = [pool.submit(self._build, src_copy, self.run_dir / "baseline" / d) for d in ("build", "twin")]
             program, twin = (f.result() for f in builds)
+        self.ledger.set("baseline_build_seconds", self.svc.clock() - t0)  # the first estimate of a build wave
         checked = self._check(src_copy, self.run_dir / "baseline" / "check")
         if checked and "error" in checked:
             self.ledger.set("compile_check_error", checked["error"][:2000])
@@ -348,9 +353,11 @@ class OptimizeLoop:
         if self._tree_digest(tree) != self.ledger.get("source_sha256"):
             raise RocmPerfError(f"{tree}: the run's copy of the project changed; start a new run")
         self.report.stage(BASELINE, "building")
+        t0 = self.svc.clock()
         with ThreadPoolExecutor(max_workers=min(2, self.opt.jobs)) as pool:
             builds = [pool.submit(self._build_tree, tree, self.run_dir / "baseline" / d) for d in ("work", "twin")]
             work, twin = (f.result() for f in builds)
+        self.ledger.set("baseline_build_seconds", self.svc.clock() - t0)
         resources: dict | None = {}
         for rel in self.sources:
             found = self._check(tree / rel)
@@ -525,8 +532,10 @@ class OptimizeLoop:
         if self.elapsed() >= self.opt.time_budget_s:
             self.ledger.set("stop_reason", f"--time-budget {self.opt.time_budget_s:.0f} s spent")
             return FINAL_CHECK
-        top = [RankedKernel(**r) for r in self.ledger.get("top_kernels", [])]
         base = self.ledger.current_baseline()
+        if self._revive_not_built(base.generation):
+            return BUILD
+        top = [RankedKernel(**r) for r in self.ledger.get("top_kernels", [])]
         first = self.ledger.baselines()[0]
         trials = self.ledger.trials()
         latest: dict[str, int] = {}
@@ -534,6 +543,13 @@ class OptimizeLoop:
             latest[t.loop_key] = max(latest.get(t.loop_key, -1), t.generation)
         # A loop re-planned in its latest generation is planned again (a project's carry).
         replanned = {t.loop_key for t in trials if t.reason == R_REPLANNED and t.generation == latest[t.loop_key]}
+        # So is a loop none of whose candidates an earlier generation built (the budget went elsewhere then).
+        unbuilt: dict[str, bool] = {}
+        for t in trials:
+            if t.generation == latest[t.loop_key] < base.generation:
+                unbuilt[t.loop_key] = unbuilt.get(t.loop_key, True) and bool(t.evidence.get(NOT_BUILT))
+        if self._room_for_a_wave():
+            replanned |= {key for key, never in unbuilt.items() if never}
         tried = {t.loop_key for t in trials} - replanned
         groups: list[list[tuple[str, Proposal]]] = []
         for rel in self.sources:
@@ -575,6 +591,24 @@ class OptimizeLoop:
                             f"{len({p.loop_key for _, p in chosen})} loops (of {len(planned)}); building all before measuring any")
         return BUILD
 
+    def _room_for_a_wave(self) -> bool:
+        """Whether the pairs left after one more build wave can give a candidate its first rung."""
+        plan = self._race_plan()
+        return self._pairs_left(extra_s=self._wave_seconds()) * plan.first_share >= plan.rungs[0]
+
+    def _revive_not_built(self, generation: int) -> bool:
+        """Plan again the generation's candidates the build phase left unbuilt for the budget, when the
+        pairs left (after one more build wave) can give one of them a first rung."""
+        deferred = [t for t in self.ledger.trials(generation=generation, status="rejected")
+                    if t.reason == R_BUDGET and t.evidence.get(NOT_BUILT)]
+        if not deferred or not self._room_for_a_wave():
+            return False
+        with self.ledger.transaction():
+            for t in deferred:
+                self.ledger.update_trial(t.id, status="proposed", reason="", detail="", evidence={})
+        self.report.message(f"the race left room: building {len(deferred)} candidates it had left unbuilt")
+        return True
+
     @staticmethod
     def _resources_by_kernel(resources: dict, top: list[RankedKernel]) -> dict[str, dict]:
         out = {}
@@ -592,10 +626,96 @@ class OptimizeLoop:
         return self._compiler
 
     def build(self) -> str:
+        """Build the generation's proposed candidates in waves of --jobs, best first (expected value
+        times the prior of earlier runs), until the pairs the time budget leaves can race no more
+        candidates than are built: the rest are recorded as `budget` (not built), and planned again
+        when a race leaves room (`propose`)."""
         base = self.ledger.current_baseline()
         pending = self.ledger.trials(status="proposed")
         if not pending:
             return SCREEN
+        stale = [t for t in pending if t.generation < base.generation]
+        if stale:  # deferred before a rewrite was accepted: it would rewrite a program that is gone
+            self._not_built(stale, f"the time budget went to candidates of higher expected value, and generation "
+                            f"{base.generation} replaced the program it was planned on")
+        pending = sorted((t for t in pending if t.generation == base.generation), key=self._build_order)
+        wave = max(1, self.opt.jobs)
+        # The run's first wave is built whatever the budget says: a run that measured nothing helps no one.
+        first = self._measured() == 0 and not any(t.build_key for t in self.ledger.trials() if not t.components)
+        for k in range(0, len(pending), wave):
+            batch = pending[k: k + wave]
+            if k or not first:
+                reason = self._no_room_to_build(base.generation)
+                if reason:
+                    self._not_built(pending[k:], reason)
+                    self.report.message(f"{len(pending) - k} candidates not built: {reason}")
+                    break
+            t0 = self.svc.clock()
+            self._build_wave(base, batch)
+            seconds = list(self.ledger.get("build_wave_seconds") or []) + [self.svc.clock() - t0]
+            self.ledger.set("build_wave_seconds", seconds[-8:])
+        return SCREEN
+
+    def _not_built(self, trials: list[Trial], reason: str) -> None:
+        """Record `trials` as `budget` (not built); `propose` plans them again when a race leaves room."""
+        with self.ledger.transaction():
+            for t in trials:
+                self.ledger.reject(t.id, R_BUDGET, f"not built: {reason}")
+                self.ledger.update_trial(t.id, evidence={NOT_BUILT: True})
+        for t in trials:
+            self._write_verdict(t.id)
+            self._drop_trees(t.id)
+
+    def _build_order(self, t: Trial) -> tuple:
+        """Carries first, then expected value times the prior of earlier runs (known before building)."""
+        if t.components:
+            return (0, 0.0, t.id)
+        return (1, -t.expected_value * self._prior_weight(t), t.id)
+
+    def _prior_weight(self, t: Trial) -> float:
+        shape = t.ordering.get("shape")
+        if not shape:
+            return 1.0
+        if not hasattr(self, "_prior_weights"):
+            self._prior_weights: dict[tuple, float] = {}
+        key = (t.rule, t.factor, shape)
+        if key not in self._prior_weights:
+            prior = open_prior(prior_root(self.run_dir))
+            if prior is None:
+                return 1.0
+            try:
+                found = prior.factor(f"{self.ledger.get('backend')}|{self.ledger.get('device')}", t.rule, t.factor, shape).to_json()
+            finally:
+                prior.close()
+            self._prior_weights[key] = float(found["factor"]) if found.get("tried") else 1.0
+        return self._prior_weights[key]
+
+    def _wave_seconds(self) -> float:
+        """What building one more wave is expected to take: the median of this run's waves, else the
+        baseline's two builds."""
+        seen = sorted(self.ledger.get("build_wave_seconds") or [])
+        if seen:
+            return seen[len(seen) // 2]
+        return float(self.ledger.get("baseline_build_seconds") or 0.0)
+
+    def _no_room_to_build(self, generation: int) -> str:
+        """Why building another wave would be wasted ('' when it would not): after it, the pairs the
+        budget leaves (_pairs_left) could give no more candidates a first rung than are built."""
+        pair_s = self.ledger.get("pair_seconds")
+        if not pair_s:
+            return ""
+        plan = self._race_plan()
+        built = sum(1 for t in self.ledger.trials(generation=generation) if t.status == "built" and not t.components)
+        pairs = self._pairs_left(extra_s=self._wave_seconds())
+        racable = math.floor(pairs * plan.first_share / plan.rungs[0])
+        if built < racable:
+            return ""
+        return (f"the time budget left ({max(0.0, self.opt.time_budget_s - self.elapsed()):.0f} s of "
+                f"{self.opt.time_budget_s:.0f} s) races at most {racable} candidate{'s' if racable != 1 else ''} at "
+                f"{pair_s:.1f} s a pair, and {built} of higher expected value {'is' if built == 1 else 'are'} built")
+
+    def _build_wave(self, base: Baseline, pending: list[Trial]) -> None:
+        """Render, guard, build (once per content, in parallel) and settle `pending`."""
         rendered: dict[int, bytes] = {}
         self.report.stage(BUILD, f"rendering and guarding {len(pending)} candidates")
         for t in pending:
@@ -620,7 +740,6 @@ class OptimizeLoop:
                 self.ledger.add_build(future.result())  # committed as each finishes: a resume keeps it
                 self.report.round(n, f"built {n} of {len(todo)}", 0.0)
         self._settle_builds(base, [t for t in pending if t.id in rendered], keys)
-        return SCREEN
 
     def _render(self, t: Trial, base_path: Path) -> bytes | None:
         """The candidate's source (also written to trials/<id>/source.cu with its diff), or None
@@ -997,15 +1116,16 @@ class OptimizeLoop:
         return racing.RacePlan.doubling(float(self.ledger.get("effective_min_gain", self.opt.min_gain)), self.alpha,
                                         self.opt.rounds, self.opt.max_rounds)
 
-    def _pairs_left(self) -> float:
-        """The pairs the time budget still pays for, after room for two confirmations and the final check
-        (at most half the budget: with a short budget on a slow program that room would leave the race
-        no pair at all, and a confirmation that runs over the budget beats a run that measured nothing)."""
+    def _pairs_left(self, extra_s: float = 0.0) -> float:
+        """The pairs the time budget still pays for (after `extra_s` more seconds of other work), after
+        room for two confirmations and the final check (at most half the budget: with a short budget on
+        a slow program that room would leave the race no pair at all, and a confirmation that runs over
+        the budget beats a run that measured nothing)."""
         pair_s = self.ledger.get("pair_seconds")
         if not pair_s:
             return math.inf
         reserve_s = min((2 * self.opt.max_rounds + self.opt.aa_rounds) * pair_s, 0.5 * self.opt.time_budget_s)
-        return max(0.0, (self.opt.time_budget_s - self.elapsed() - reserve_s) / pair_s)
+        return max(0.0, (self.opt.time_budget_s - self.elapsed() - extra_s - reserve_s) / pair_s)
 
     @staticmethod
     def _score(t: Trial) -> float:
@@ -1022,7 +1142,8 @@ class OptimizeLoop:
         generation = base.generation
         plan = self._race_plan()
         race = self.ledger.get("race") or {}
-        if race.get("generation") != generation:
+        # A new race: a new generation's, or one of candidates built after the generation's race (not built then)
+        if race.get("generation") != generation or self._racers(generation, ("built",)):
             if not self._racers(generation, ("built", "screening")):
                 return CONFIRM
             self._start_race(generation, plan)
@@ -1044,6 +1165,9 @@ class OptimizeLoop:
         over, entrants = entrants[room:], entrants[:room]
         racers = [racing.Racer(t.id, t.loop_key, self._score(t)) for t in entrants]
         granted, refused = racing.grant(racers, plan.rungs[0], self._pairs_left(), first=True, plan=plan)
+        if racers and not granted and self._measured() == 0 and self.elapsed() < self.opt.time_budget_s:
+            # Nothing measured yet: the best candidate races into the reserve rather than the run ending empty.
+            granted, refused = [racers[0].id], [r.id for r in racers[1:]]
         with self.ledger.transaction():
             for t in over:
                 self.ledger.reject(t.id, R_BUDGET, f"not measured: --max-trials {self.opt.max_trials} went to candidates "
@@ -1160,7 +1284,8 @@ class OptimizeLoop:
                                  self._record_racer(by_id[r.id], call.verdict, call.reason, call.detail, n, call, plan)))
                 elif r.id in refused:
                     detail = (f"stopped after {n} pairs: the time budget's pairs went to candidates of higher expected "
-                              "value")
+                              "value" if granted else f"stopped after {n} pairs: the time budget left pays for no pairs "
+                              "beyond two confirmations and the final check")
                     said.append((r.id, acc.REJECT, R_BUDGET, detail,
                                  self._record_racer(by_id[r.id], acc.REJECT, R_BUDGET, detail, n, None, plan)))
             self.ledger.set("race", {"generation": generation, "rung": rung, "plan": plan.to_json()})
