@@ -548,7 +548,7 @@ class OptimizeLoop:
         for t in trials:
             if t.generation == latest[t.loop_key] < base.generation:
                 unbuilt[t.loop_key] = unbuilt.get(t.loop_key, True) and bool(t.evidence.get(NOT_BUILT))
-        if self._room_for_a_wave():
+        if any(unbuilt.values()) and self._room_for_a_wave(base.generation):
             replanned |= {key for key, never in unbuilt.items() if never}
         tried = {t.loop_key for t in trials} - replanned
         groups: list[list[tuple[str, Proposal]]] = []
@@ -591,17 +591,22 @@ class OptimizeLoop:
                             f"{len({p.loop_key for _, p in chosen})} loops (of {len(planned)}); building all before measuring any")
         return BUILD
 
-    def _room_for_a_wave(self) -> bool:
-        """Whether the pairs left after one more build wave can give a candidate its first rung."""
-        plan = self._race_plan()
-        return self._pairs_left(extra_s=self._wave_seconds()) * plan.first_share >= plan.rungs[0]
+    def _room_for_a_wave(self, generation: int) -> bool:
+        """Whether one more build wave is worth its time: the same test the build phase makes before
+        each wave (_no_room_to_build), so that planning again and building never disagree. The wave is
+        granted (`build` builds it without asking again): each grant builds at least one candidate,
+        so planning again always makes progress."""
+        if self._no_room_to_build(generation):
+            return False
+        self.ledger.set("wave_granted", generation)
+        return True
 
     def _revive_not_built(self, generation: int) -> bool:
         """Plan again the generation's candidates the build phase left unbuilt for the budget, when the
         pairs left (after one more build wave) can give one of them a first rung."""
         deferred = [t for t in self.ledger.trials(generation=generation, status="rejected")
                     if t.reason == R_BUDGET and t.evidence.get(NOT_BUILT)]
-        if not deferred or not self._room_for_a_wave():
+        if not deferred or not self._room_for_a_wave(generation):
             return False
         with self.ledger.transaction():
             for t in deferred:
@@ -642,6 +647,10 @@ class OptimizeLoop:
         wave = max(1, self.opt.jobs)
         # The run's first wave is built whatever the budget says: a run that measured nothing helps no one.
         first = self._measured() == 0 and not any(t.build_key for t in self.ledger.trials() if not t.components)
+        # So is a wave `propose` granted when it planned again what an earlier wave left unbuilt.
+        if self.ledger.get("wave_granted") == base.generation:
+            first = True
+            self.ledger.set("wave_granted", None)
         for k in range(0, len(pending), wave):
             batch = pending[k: k + wave]
             if k or not first:
