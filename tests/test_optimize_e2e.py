@@ -103,7 +103,7 @@ def test_no_rewrite_is_accepted_when_none_is_faster(tmp_path):
     s = summary(only_run(out))
     assert s["accepted"] == []
     assert len(s["rejected"]) == 2
-    assert {t["reason"] for t in s["rejected"]} <= {"not significant", "inconclusive", "slower"}
+    assert {t["reason"] for t in s["rejected"]} <= {"not significant", "inconclusive", "slower", "outraced", "duplicate"}
     assert (only_run(out) / "final.cu").read_bytes() == (PROGRAMS / "none_wins.cu").read_bytes()
     assert (only_run(out) / "accepted.diff").read_text() == ""
 
@@ -189,3 +189,19 @@ def test_sigterm_then_kill_9_then_resume_finish_the_run(tmp_path):
         rows = con.execute("SELECT idx, count(*) FROM rounds WHERE trial_id = 1 AND phase = ? GROUP BY idx", (phase,)).fetchall()
         assert [i for i, _ in rows] == list(range(len(rows))) and all(n == 2 for _, n in rows)
     con.close()
+
+
+def test_a_candidate_that_builds_the_baselines_program_is_never_measured(tmp_path):
+    """`#pragma unroll 1` on loops g++ -O2 leaves rolled: the host builds the baseline's very code,
+    so both candidates are dropped as duplicates before anything is measured."""
+    src = user_copy(tmp_path, "two_loops.cu")
+    out = tmp_path / "runs"
+    assert main(["optimize", str(src), "--out", str(out), "--rules", "unroll_pragma", "--factors", "1", *FAST]) == 0
+    run = only_run(out)
+    s = summary(run)
+    assert s["accepted"] == [] and len(s["rejected"]) == 2
+    assert all(t["reason"] == "duplicate" and t["detail"].startswith("duplicate of the baseline") for t in s["rejected"])
+    assert s["search"]["duplicates"] == 2 and s["search"]["raced"] == 0
+    con = sqlite3.connect(run / "ledger.db")
+    assert con.execute("SELECT COUNT(*) FROM rounds WHERE trial_id > 0").fetchone()[0] == 0
+    assert "duplicate of the baseline" in (run / "report.md").read_text()

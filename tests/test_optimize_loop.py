@@ -10,6 +10,7 @@ give. The real backends are exercised end-to-end in test_optimize_e2e.py.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import random
 import re
@@ -30,6 +31,9 @@ from conftest import DATA
 PROGRAMS = DATA / "programs"
 XOR = "row_xor_sum(unsigned char const*, unsigned int*, int, int)"
 WEIGHTED = "row_weighted_sum(unsigned char const*, unsigned int*, int, int)"
+SHIFT = "row_shift_sum(unsigned char const*, unsigned int*, int, int)"
+SHIFT_BODY = "acc += static_cast<unsigned>(values[c]) << (c & 3);"
+WEIGHTED_BODY = "acc += values[c] * (static_cast<unsigned>(c) | 1u);"
 
 
 class CopyBuildDouble(Backend):
@@ -75,27 +79,39 @@ class InjectedRounds:
     """Measurement double: round values are a function of the program text and the round's key
     (so a redone round gets the very same value); can simulate a kill at the n-th call."""
 
-    def __init__(self, kill_at: int | None = None, cv: float = 0.01, wrong_output_if: str | None = None):
+    def __init__(self, kill_at: int | None = None, cv: float = 0.01, wrong_output_if: str | None = None,
+                 interaction: float = 0.0, kill_at_key: str | None = None, crash_if: tuple[str, int] | None = None):
         self.calls: list[str] = []
+        self.crash_if = crash_if  # (text, pair index): a program holding the text crashes from that pair on
         self.kill_at = kill_at
+        self.kill_at_key = kill_at_key
         self.cv = cv
         self.wrong_output_if = wrong_output_if
+        self.interaction = interaction  # the shift and weighted loops both unrolled: this much slower
 
     def __call__(self, exe: Path, round_dir: Path, key: str) -> RoundResult:
         self.calls.append(key)
-        if self.kill_at is not None and len(self.calls) == self.kill_at:
+        if (self.kill_at is not None and len(self.calls) == self.kill_at) or key == self.kill_at_key:
             raise SimulatedKill(key)
         text = Path(exe).read_text()
-        xor = loop_time(text, "acc += values[c] ^ static_cast<unsigned>(c);", 60.0, 0.06)
-        weighted = loop_time(text, "acc += values[c] * (static_cast<unsigned>(c) | 1u);", 40.0, 0.04)
+        if self.crash_if and self.crash_if[0] in text:
+            _, phase, pair, _ = key.split("-")  # the loop's round key: trial-phase-pair-role
+            if phase != "screen" or int(pair) >= self.crash_if[1]:
+                return RoundResult(False, "crash", outputs={"returncode": -11, "stderr_tail": "Segmentation fault"})
+        times = {XOR: loop_time(text, "acc += values[c] ^ static_cast<unsigned>(c);", 60.0, 0.06),
+                 WEIGHTED: loop_time(text, WEIGHTED_BODY, 40.0, 0.04)}
+        if SHIFT_BODY in text:  # three_loops.cu
+            times[SHIFT] = loop_time(text, SHIFT_BODY, 30.0, 0.05)
+            if self.interaction and text.count(SHIFT_BODY) > 1 and text.count(WEIGHTED_BODY) > 1:
+                times = {k: v * (1 + self.interaction) for k, v in times.items()}
         seed = hashlib.sha256((key + hashlib.sha256(text.encode()).hexdigest()).encode()).hexdigest()
         rng = random.Random(int(seed[:16], 16))
         noise = math.exp(rng.gauss(0.0, self.cv))
-        xor, weighted = xor * noise * 1e6, weighted * noise * 1e6
+        times = {k: v * noise * 1e6 for k, v in times.items()}
+        total = sum(times.values())
         digest = "wrong" if self.wrong_output_if and self.wrong_output_if in text else "right"
         return RoundResult(
-            True, "", xor + weighted, xor + weighted, {XOR: xor, WEIGHTED: weighted},
-            {XOR: xor / (xor + weighted), WEIGHTED: weighted / (xor + weighted)},
+            True, "", total, total, times, {k: v / total for k, v in times.items()},
             output_fingerprint(0, [digest], "checksum 42\nelapsed 3 ms\n", r"elapsed"),
         )
 
@@ -239,10 +255,13 @@ def test_stop_request_stops_after_recording_and_resumes(tmp_path, uninterrupted)
     loop.svc.runner = StopAfter()
     with pytest.raises(Stopped):
         loop.run()
-    # The pair in flight finished and was recorded; no further pair started.
-    assert len(runner.calls) in (30, 31)
+    # The pair in flight finished and was recorded; no further pair started. (A race files one
+    # baseline run under both candidates it is paired with: count runs, not rows.)
+    assert len(runner.calls) in (30, 31, 32)
     con = sqlite3.connect(str(run_dir / "ledger.db"))
-    assert con.execute("SELECT count(*) FROM rounds").fetchone()[0] == len(runner.calls)
+    runs = {json.loads(o).get("baseline_run") or f"{t}-{p}-{i}-{r}"
+            for t, p, i, r, o in con.execute("SELECT trial_id, phase, idx, role, outputs FROM rounds")}
+    assert len(runs) == len(runner.calls)
     assert resume(run_dir, InjectedRounds()).run() == DONE
     assert outcome(run_dir) == outcome(reference_dir)
 
@@ -258,6 +277,22 @@ def test_wrong_output_is_rejected_whatever_its_speed(tmp_path):
     assert trials[2].status == "accepted"
 
 
+def test_a_candidate_that_crashes_mid_race_is_rejected_and_the_race_goes_on(tmp_path):
+    """A crash on the third pair: its failed round has no value, so the evidence is the two
+    complete pairs before it, and the other racer of the loop is still decided on its own pairs."""
+    body = "acc += values[c] ^ static_cast<unsigned>(c);"
+    crash = "++c;\n            {\n                " + body + "\n            }\n            ++c;\n            {\n                " + body
+    runner = InjectedRounds(crash_if=(crash, 2))
+    run_dir, loop = start(tmp_path, runner, kernels=["row_xor_sum"])
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    trials = {t.factor: t for t in ledger.trials()}
+    assert trials[4].status == "rejected" and trials[4].reason == "crash"
+    assert "Segmentation fault" in trials[4].detail and "round 2" in trials[4].detail
+    assert ledger.decision(trials[4].id, "screen")["rounds"] == 2
+    assert trials[2].status == "accepted"
+
+
 def test_max_trials_and_restriction_options_are_obeyed(tmp_path):
     run_dir, loop = start(tmp_path, InjectedRounds(), max_trials=1, kernels=["row_weighted_sum"], factors=[4])
     assert loop.run() == DONE
@@ -266,3 +301,215 @@ def test_max_trials_and_restriction_options_are_obeyed(tmp_path):
     assert [(t.kernel, t.rule, t.factor) for t in trials] == [("row_weighted_sum", "unroll_manual", 4)]
     assert "max-trials" in ledger.get("stop_reason")
     assert re.search(r"trials: 1, accepted: 1", (run_dir / "report.md").read_text())
+
+
+# ---- compile first, the race, carrying winners (issue 17) --------------------------------------
+
+THREE = PROGRAMS / "three_loops.cu"
+# The weighted and shift loops' x4 each save about 2.5 % of three_loops' time in the injected model.
+THREE_OPTIONS = dict(source=THREE, min_gain=0.01)
+
+
+@pytest.fixture(scope="module")
+def three_loops(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("three")
+    runner = InjectedRounds()
+    run_dir, loop = start(tmp, runner, **THREE_OPTIONS)
+    assert loop.run() == DONE
+    return run_dir, runner
+
+
+def test_the_other_loops_winners_are_carried_together_after_the_first_accept(three_loops):
+    run_dir, runner = three_loops
+    ledger = open_ledger(run_dir)
+    accepted = ledger.trials(status="accepted")
+    # The xor loop's x4 first (the largest screened gain), then one combination of the two other
+    # loops' screened winners, built on the new baseline and confirmed fresh.
+    assert [(t.kernel, t.rule, t.factor, t.generation) for t in accepted][0] == ("row_xor_sum", "unroll_manual", 4, 0)
+    combo = accepted[1]
+    assert combo.rule == "combination" and combo.generation == 1 and len(combo.components) == 2
+    parts = [ledger.trial(c) for c in combo.components]
+    assert {p.kernel for p in parts} == {"row_weighted_sum", "row_shift_sum"} and all(p.factor == 4 for p in parts)
+    assert all(p.status == "carried" and f"trial {combo.id}" in p.detail for p in parts)
+    assert [ledger.decision(t.id, "confirm")["confirmation"]["k"] for t in accepted] == [1, 2]
+    assert (run_dir / "final.cu").read_text().count("#pragma unroll 1") == 6  # all three loops by hand
+    # Every candidate was built before any was measured: the first screening round comes after the last build.
+    states = [s for _, s, _ in ledger.transitions()]
+    assert states[:6] == ["baseline", "noise-floor", "rank", "propose", "build", "screen"]
+    assert "combine" in states
+    # `review RUN` prints the run's summary as Markdown with the search section (report.md is now the
+    # report package's page, which does not show it yet).
+    from rocm_perf.optimize.artifacts import render_markdown
+
+    summary = json.loads((run_dir / "summary.json").read_text())
+    review = render_markdown(summary)
+    assert f"combination of trials {combo.components[0]}, {combo.components[1]}" in review
+    assert "## Search" in review and "critical-path share" in review
+    assert {t["id"] for t in summary["carried"]} == set(combo.components)
+
+
+def test_a_combination_that_does_not_pay_is_carried_one_winner_at_a_time(tmp_path):
+    # Unrolling both the weighted and the shift loop costs 15 % (say, registers): together they lose.
+    run_dir, loop = start(tmp_path, InjectedRounds(interaction=0.15), **THREE_OPTIONS)
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    combos = [t for t in ledger.trials() if t.rule == "combination"]
+    assert len(combos) == 1 and combos[0].status == "rejected" and combos[0].reason == "slower"
+    carries = [t for t in ledger.trials() if t.components and t.rule != "combination"]
+    assert len(carries) == 2  # then each winner alone, best first
+    assert carries[0].status == "accepted" and carries[1].status == "rejected"
+    first = ledger.trial(carries[0].components[0])
+    second = ledger.trial(carries[1].components[0])
+    assert first.status == "carried" and second.status == "rejected"
+    assert f"when carried onto a newer baseline as trial {carries[1].id}" in second.detail
+    final = (run_dir / "final.cu").read_text()
+    assert final.count(SHIFT_BODY) > 1 or final.count(WEIGHTED_BODY) > 1
+    assert not (final.count(SHIFT_BODY) > 1 and final.count(WEIGHTED_BODY) > 1)
+
+
+def _first_call(calls: list[str], pattern: str) -> str:
+    return next(c for c in calls if re.search(pattern, c))
+
+
+@pytest.mark.parametrize("where", ["race start", "race middle", "combination confirm", "combination build"])
+def test_resume_after_a_kill_in_the_new_states(tmp_path, three_loops, where):
+    reference_dir, reference = three_loops
+    combo = next(t for t in open_ledger(reference_dir).trials() if t.rule == "combination")
+    backend = None
+    if where == "race start":
+        runner = InjectedRounds(kill_at_key=_first_call(reference.calls, r"-screen-0-C$"))
+    elif where == "race middle":
+        screen = [c for c in reference.calls if "-screen-" in c]
+        runner = InjectedRounds(kill_at_key=screen[len(screen) // 2])
+    elif where == "combination confirm":
+        runner = InjectedRounds(kill_at_key=_first_call(reference.calls, rf"^{combo.id}-confirm-2-"))
+    else:
+        runner = InjectedRounds()
+        backend = CopyBuildDouble(kill_at_build=2 + 6 + 1)  # baseline and twin, six candidates, the combination
+    run_dir, loop = start(tmp_path, runner, backend=backend, **THREE_OPTIONS)
+    with pytest.raises(SimulatedKill):
+        loop.run()
+    loop.ledger.close()
+    decided = {t.id for t in open_ledger(run_dir).trials() if t.status in ("accepted", "rejected", "carried")}
+    again = InjectedRounds()
+    assert resume(run_dir, again, **THREE_OPTIONS).run() == DONE
+    assert outcome(run_dir) == outcome(reference_dir)
+    assert (run_dir / "final.cu").read_bytes() == (reference_dir / "final.cu").read_bytes()
+    assert not any(int(k.split("-")[0]) in decided for k in again.calls if not k.startswith("0-"))
+    if where != "combination build":
+        assert runner.calls[-1] in again.calls  # the round in flight is measured again
+
+
+class PragmaBlindBuild(CopyBuildDouble):
+    """Build double whose 'compiler' ignores `#pragma unroll 1` and treats every larger factor as
+    8, as a compiler that already unrolls by 8 would: pragma candidates build the baseline's
+    program or each other's."""
+
+    def build(self, source, out_dir, flags=None, timeout=600):
+        program = super().build(source, out_dir, flags, timeout)
+        text = program.executable.read_text()
+        text = re.sub(r"\n[ \t]*#pragma unroll 1\n", "\n", text)
+        program.executable.write_text(re.sub(r"#pragma unroll \d+", "#pragma unroll 8", text))
+        return program
+
+
+def test_duplicates_are_dropped_before_anything_is_measured(tmp_path):
+    runner = InjectedRounds()
+    run_dir, loop = start(tmp_path, runner, backend=PragmaBlindBuild(), rules=["unroll_pragma"], factors=[1, 2, 4],
+                          kernels=["row_xor_sum"])
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    trials = {t.factor: t for t in ledger.trials()}
+    assert trials[1].reason == "duplicate" and trials[1].detail.startswith("duplicate of the baseline")
+    kept, dropped = sorted((trials[2], trials[4]), key=lambda t: -t.expected_value)
+    assert dropped.reason == "duplicate" and dropped.detail.startswith(f"duplicate of trial {kept.id} ")
+    measured = {int(k.split("-")[0]) for k in runner.calls if "-screen-" in k}
+    assert measured == {kept.id}  # the duplicates were never run
+    from rocm_perf.optimize.artifacts import render_markdown  # review's Markdown (report.md is the report package's)
+
+    assert "| duplicate | duplicate of the baseline" in render_markdown(json.loads((run_dir / "summary.json").read_text()))
+
+
+class Clock:
+    """A clock the injected measurement moves: each program run takes one second."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_the_budget_goes_to_candidates_by_expected_value_not_first_come(tmp_path):
+    clock = Clock()
+
+    class Timed(InjectedRounds):
+        def __call__(self, exe, round_dir, key):
+            clock.now += 1.0
+            return super().__call__(exe, round_dir, key)
+
+    opt = options(tmp_path, **THREE_OPTIONS, time_budget_s=90)
+    run_dir, ledger = create_run(opt, "copy-double", "double", ["test"])
+    runner = Timed()
+    loop = OptimizeLoop(run_dir, ledger, opt, Services(CopyBuildDouble(), runner, TOOLS, None, clock=clock))
+    assert loop.run() == DONE
+    # Reference run and A/A: 13 s. Room for two confirmations and the final check would be 92 s, more
+    # than the budget leaves: it is capped at half the budget (45 s), so 16 pairs are left, half of
+    # them for first rungs: one candidate, the one of highest expected value.
+    ledger = open_ledger(run_dir)
+    measured = {int(k.split("-")[0]) for k in runner.calls if "-screen-" in k}
+    best = max((t for t in ledger.trials() if not t.components), key=lambda t: (t.ordering.get("score", 0), -t.id))
+    assert measured == {best.id} and best.kernel == "row_xor_sum"
+    refused = [t for t in ledger.trials() if t.reason == "budget"]
+    assert len(refused) == 5 and all("higher expected value" in t.detail for t in refused)
+
+
+def test_what_won_in_an_earlier_run_orders_the_next_one_on_this_machine(tmp_path):
+    first, loop = start(tmp_path, InjectedRounds())
+    assert loop.run() == DONE
+    assert (tmp_path / "runs" / "search_prior.db").exists()
+    second, loop = start(tmp_path, InjectedRounds(), new=True)
+    assert loop.run() == DONE
+    ledger = open_ledger(second)
+    for t in ledger.trials():
+        if t.components:
+            continue
+        prior = t.ordering["prior"]
+        assert prior["tried"] == 2  # the same rule and factor on both loops (one shape) in the first run
+        weight = t.ordering["factors"]["prior of earlier runs"]
+        assert (weight > 1.0) if t.factor == 4 else (weight < 1.0)  # x4 won on both loops, x2 lost
+    assert "prior of earlier runs" in (second / "report.md").read_text()
+
+
+def test_a_short_budget_with_slow_builds_still_measures_the_top_candidate(tmp_path):
+    clock = Clock()
+
+    class Timed(InjectedRounds):
+        def __call__(self, exe, round_dir, key):
+            clock.now += 1.0
+            return super().__call__(exe, round_dir, key)
+
+    class SlowBuild(CopyBuildDouble):
+        """Build double whose every build takes 30 s of the injected clock (a loaded machine)."""
+
+        def build(self, source, out_dir, flags=None, timeout=600):
+            clock.now += 30.0
+            return super().build(source, out_dir, flags, timeout)
+
+    opt = options(tmp_path, **THREE_OPTIONS, time_budget_s=300)
+    run_dir, ledger = create_run(opt, "copy-double", "double", ["test"])
+    runner, backend = Timed(), SlowBuild()
+    loop = OptimizeLoop(run_dir, ledger, opt, Services(backend, runner, TOOLS, None, clock=clock))
+    assert loop.run() == DONE
+    # Baseline builds, reference run and A/A: 73 s. Building all six candidates (180 s) would leave
+    # no pair beyond the reserve for confirmations; the build phase stops when the pairs left can
+    # race no more candidates than it has built.
+    ledger = open_ledger(run_dir)
+    trials = [t for t in ledger.trials() if not t.components]
+    measured = {int(k.split("-")[0]) for k in runner.calls if "-screen-" in k}
+    best = max(trials, key=lambda t: (t.expected_value, -t.id))
+    assert best.id in measured
+    not_built = [t for t in trials if t.reason == "budget" and not t.build_key]
+    assert not_built and all(t.detail.startswith("not built") for t in not_built)
+    assert backend.builds - 2 == len(trials) - len(not_built)  # the two baseline builds, then the built ones
+    assert all(t.expected_value <= min(b.expected_value for b in trials if b.build_key) for t in not_built)

@@ -109,9 +109,13 @@ def old_sweep_ledger(sweep_dir: Path, run_dir: Path) -> Path:
 def test_a_run_ledger_written_before_the_helper_opens_and_reads_back(tmp_path, capsys):
     run = old_run_ledger(tmp_path / "runs" / "20260101-000000-k")
     ledger = open_ledger(run)
-    assert ledger.state == "done" and ledger.get("schema_version") == RUN_LEDGER_VERSION >= 2  # migrated
+    # Opening migrates it to schema 3 (2: a project trial's file; 3: builds by content, a trial's
+    # ordering and components).
+    assert ledger.state == "done" and ledger.get("schema_version") == RUN_LEDGER_VERSION >= 3  # migrated
     (trial,) = ledger.trials()
     assert (trial.status, trial.rule, trial.factor) == ("accepted", "unroll_pragma", 4)
+    assert (trial.build_key, trial.ordering, trial.components) == ("", {}, [])
+    assert ledger.build("no-such-key") is None
     assert [r.cp_ns for r in ledger.rounds(1, "screen") if r.role == "C"] == [80.0, 81.0, 79.0]
     assert [s for _, s, _ in ledger.transitions()][-1] == "done"
     ledger.transition("done", "reopened")  # and it takes new writes

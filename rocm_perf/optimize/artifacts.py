@@ -79,8 +79,26 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "accepted": [{**_trial_json(t), "resource_deltas": resource_deltas(_resources_of(bases, t.generation), t.resources)}
                      for t in accepted],
         "rejected": [_trial_json(t) for t in trials if t.status == "rejected"],
-        "open": [_trial_json(t) for t in trials if t.status not in ("accepted", "rejected")],
+        # Screened rewrites accepted as part of a later trial that carried them onto a newer baseline.
+        "carried": [_trial_json(t) for t in trials if t.status == "carried"],
+        "open": [_trial_json(t) for t in trials if t.status not in ("accepted", "rejected", "carried")],
         "trials": len(trials),
+        "search": search_summary(ledger, trials),
+    }
+
+
+def search_summary(ledger: Ledger, trials: list[Trial]) -> dict:
+    """How the candidates were searched: planned, built, duplicates, raced, carried (optimize/loop.py)."""
+    built = [t for t in trials if t.build_key]
+    race = ledger.get("race") or {}
+    return {
+        "planned": sum(1 for t in trials if not t.components),
+        "builds": len({t.build_key for t in built}),
+        "duplicates": sum(1 for t in trials if t.reason == "duplicate"),
+        "raced": sum(1 for t in trials if not t.components and ledger.decision(t.id, "screen") is not None),
+        "carries": sum(1 for t in trials if t.components),
+        "race_plan": race.get("plan"),
+        "pair_seconds": ledger.get("pair_seconds"),
     }
 
 
@@ -118,7 +136,8 @@ def resource_deltas(before: dict, after: dict) -> dict:
 def _trial_json(t: Trial) -> dict:
     return {"id": t.id, "kernel": t.kernel, "loop": t.loop_id, "rule": t.rule, "factor": t.factor,
             "status": t.status, "reason": t.reason, "detail": t.detail, "evidence": t.evidence,
-            "resources": t.resources, "diff": t.diff, "generation": t.generation, "file": t.file}
+            "resources": t.resources, "diff": t.diff, "generation": t.generation, "file": t.file, "label": t.label,
+            "ordering": t.ordering, "components": t.components}
 
 
 def before_after(run_dir: Path) -> dict | None:
@@ -199,7 +218,11 @@ def render_markdown(s: dict) -> str:
     for t in s["accepted"]:
         conf = t["evidence"].get("confirm", {})
         where = f" in `{t['file']}`" if t.get("file") else ""
-        lines += ["", f"### Trial {t['id']}: {t['kernel']}{where} loop {t['loop']}, {t['rule']} x{t['factor']}", "",
+        title = (f"{t['kernel']}{where} loop {t['loop']}, {t['rule']} x{t['factor']}" if t["rule"] != "combination"
+                 else f"{t['label']}: {t['kernel']} loops {t['loop']}")
+        if t.get("components") and t["rule"] != "combination":
+            title += f" (trial {t['components'][0]}'s rewrite, carried onto the newer baseline)"
+        lines += ["", f"### Trial {t['id']}: {title}", "",
                   f"- {conf.get('metric', name)} ratio (fresh re-measure): {_interval_text(conf.get('critical_path'))},"
                   f" speedup {_speedup_text(conf.get('critical_path'))}, {conf.get('rounds')} rounds",
                   f"- kernel ratio (median dispatch, wall clock): {_interval_text(conf.get('kernel'))}",
@@ -214,12 +237,42 @@ def render_markdown(s: dict) -> str:
                 "; ".join(f"{k}: " + ", ".join(f"{f} {v[0]} -> {v[1]}" for f, v in d.items()) for k, d in deltas.items())
                 or "unchanged"))
         lines += ["", "```diff", t["diff"].rstrip(), "```"]
+    if s.get("carried"):
+        lines += ["", "Carried (accepted as part of a later trial): " + ", ".join(
+            f"trial {t['id']} ({t['rule']} x{t['factor']} on {t['loop']}, {t['detail']})" for t in s["carried"])]
     lines += ["", "## Rejected candidates", "", "| trial | kernel | loop | rule | factor | reason | detail |",
               "|---|---|---|---|---|---|---|"]
     for t in s["rejected"]:
         detail = (t["detail"] or "").replace("|", "\\|").replace("\n", " ")[:160]
         lines.append(f"| {t['id']} | {t['kernel']} | {t['loop']} | {t['rule']} | {t['factor']} | {t['reason']} | {detail} |")
+    lines += _search_markdown(s)
     return "\n".join(lines) + "\n"
+
+
+def _search_markdown(s: dict) -> list[str]:
+    """How the search went, and why each candidate came where it did (its named factors)."""
+    search = s.get("search") or {}
+    ranked = [t for t in s["accepted"] + s["carried"] + s["rejected"] + s["open"] if t.get("ordering", {}).get("factors")]
+    if not ranked:
+        return []
+    plan = search.get("race_plan") or {}
+    lines = ["", "## Search", "",
+             f"{search.get('planned', 0)} candidates planned, built first ({search.get('builds', 0)} builds by content); "
+             f"{search.get('duplicates', 0)} duplicate(s) of the baseline or of another candidate dropped; "
+             f"{search.get('raced', 0)} raced" + (f" in rungs of {', '.join(map(str, plan.get('rungs', [])))} pairs "
+                                                  f"(each look at {plan.get('look_alpha', 0):.4g} per tail)" if plan else "")
+             + (f"; {search['carries']} carried onto a newer baseline" if search.get("carries") else "") + ".",
+             "", "Candidates in their order: the score is the product of the named factors; ISA evidence and the prior of "
+             "earlier runs are added once a candidate is built.", "",
+             "| trial | candidate | score | factors | outcome |", "|---|---|---:|---|---|"]
+    for t in sorted(ranked, key=lambda t: (-float(t["ordering"].get("score", 0) or 0), t["id"])):
+        o = t["ordering"]
+        factors = ", ".join(f"{k} {v:.3g}" for k, v in o.get("factors", {}).items())
+        notes = "; ".join(o.get("notes", {}).values())
+        outcome = t["status"] + (f": {t['reason']}" if t["reason"] and t["status"] == "rejected" else "")
+        lines.append(f"| {t['id']} | {t['label']} | {float(o.get('score', 0) or 0):.3g} | {factors}"
+                     + (f" ({notes})" if notes else "") + f" | {outcome} |")
+    return lines
 
 
 def _before_after_markdown(doc: dict | None) -> list[str]:

@@ -4,9 +4,14 @@ Every state transition, trial status change, measured round and decision is comm
 loop takes its next step (WAL journal, synchronous=FULL), so that `kill -9` at any moment loses at
 most the step in flight. Files beside the ledger are derived from it.
 
-Trial statuses: proposed -> built -> screening -> screened -> confirming -> accepted, or
-rejected (with a named reason) from any of them, or superseded (another rule for the same loop
-was accepted). `screening` and `confirming` are the half-done states a resume redoes from start.
+Trial statuses: proposed -> built -> screening (racing) -> screened -> confirming -> accepted,
+or rejected (with a named reason) from any of them, or carried (a screened candidate whose rewrite
+was accepted as part of a later trial that applied it to a newer baseline: `components`).
+`confirming` is the half-done state a resume redoes from its start; a racing candidate keeps its
+complete pairs and goes on from there.
+
+Builds (`builds`) are recorded by content (optimize/build_cache.py): a trial names its build by
+`build_key`; a build is never made twice in a run.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,7 +28,7 @@ from rocm_perf.sqlite_db import LedgerDB, Migration, Schema
 
 LEDGER_NAME = "ledger.db"
 
-# Version 2. A change to the tables appends a Migration to SCHEMA (sqlite_db.py) and edits this text.
+# Version 3. A change to the tables appends a Migration to SCHEMA (sqlite_db.py) and edits this text.
 _TABLES = """
 CREATE TABLE IF NOT EXISTS transitions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, state TEXT NOT NULL, detail TEXT NOT NULL);
@@ -37,7 +42,11 @@ CREATE TABLE IF NOT EXISTS trials (
     detail TEXT NOT NULL DEFAULT '', source_sha256 TEXT NOT NULL DEFAULT '',
     diff TEXT NOT NULL DEFAULT '', executable TEXT NOT NULL DEFAULT '',
     resources TEXT NOT NULL DEFAULT '{}', evidence TEXT NOT NULL DEFAULT '{}', updated REAL NOT NULL,
-    file TEXT NOT NULL DEFAULT '');
+    file TEXT NOT NULL DEFAULT '',
+    build_key TEXT NOT NULL DEFAULT '', ordering TEXT NOT NULL DEFAULT '{}', components TEXT NOT NULL DEFAULT '[]');
+CREATE TABLE IF NOT EXISTS builds (
+    key TEXT PRIMARY KEY, source_sha256 TEXT NOT NULL, executable TEXT NOT NULL, identity TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '', checked TEXT NOT NULL DEFAULT '{}', at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS rounds (
     trial_id INTEGER NOT NULL, phase TEXT NOT NULL, idx INTEGER NOT NULL, role TEXT NOT NULL,
     ok INTEGER NOT NULL, failure TEXT NOT NULL, cp_ns REAL NOT NULL, sum_ns REAL NOT NULL,
@@ -47,14 +56,28 @@ CREATE TABLE IF NOT EXISTS decisions (
     trial_id INTEGER NOT NULL, phase TEXT NOT NULL, verdict TEXT NOT NULL, reason TEXT NOT NULL,
     data TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (trial_id, phase));
 """
+# 3: compile first (issue 17): builds by content; a trial's build, its ordering evidence, its components.
+_V3 = """
+ALTER TABLE trials ADD COLUMN build_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN ordering TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE trials ADD COLUMN components TEXT NOT NULL DEFAULT '[]';
+CREATE TABLE IF NOT EXISTS builds (
+    key TEXT PRIMARY KEY, source_sha256 TEXT NOT NULL, executable TEXT NOT NULL, identity TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '', checked TEXT NOT NULL DEFAULT '{}', at REAL NOT NULL);
+"""
 SCHEMA = Schema("run ledger", _TABLES, migrations=(
     # 2: a project run's trial names the file it changes (relative to the project root).
     Migration(2, "ALTER TABLE trials ADD COLUMN file TEXT NOT NULL DEFAULT ''"),
+    Migration(3, _V3),
 ))
 SCHEMA_VERSION = SCHEMA.version
 
 # Trial id 0 holds the baseline's own rounds (reference run, A/A noise floor).
 BASELINE_TRIAL = 0
+# The rule name of a trial that applies several screened rewrites of different loops at once.
+COMBINATION = "combination"
+_TRIAL_COLUMNS = ("id, generation, loop_key, kernel, loop_id, rule, factor, expected_value, status, reason, detail, "
+                  "source_sha256, diff, executable, resources, evidence, file, build_key, ordering, components")
 
 
 @dataclass
@@ -78,10 +101,29 @@ class Trial:
     resources: dict
     evidence: dict
     file: str = ""  # project runs: the file the candidate changes, relative to the project root
+    build_key: str = ""
+    ordering: dict = field(default_factory=dict)  # the named factors of its place in the order (plan.py)
+    components: list = field(default_factory=list)  # trial ids it applies to a newer baseline (a carry)
 
     @property
     def label(self) -> str:
-        return f"{self.kernel} {self.loop_id} {self.rule} x{self.factor}"
+        if self.components and self.rule == COMBINATION:
+            return f"combination of trials {', '.join(str(c) for c in self.components)}"
+        carried = f" (carried from trial {self.components[0]})" if self.components else ""
+        return f"{self.kernel} {self.loop_id} {self.rule} x{self.factor}{carried}"
+
+
+@dataclass
+class BuildRow:
+    """One build, by content (build_cache.build_key): where its program is, what its code is, what
+    the AMD compile check said (`checked`: resources, ISA identity and path), or why it failed."""
+
+    key: str
+    source_sha256: str
+    executable: str
+    identity: str
+    error: str = ""
+    checked: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -161,16 +203,19 @@ class Ledger(LedgerDB):
     # ---- trials ----------------------------------------------------------------------------
 
     def add_trial(self, *, generation: int, loop_key: str, kernel: str, loop_id: str, rule: str, factor: int,
-                  expected_value: float, file: str = "") -> int:
+                  expected_value: float, file: str = "", ordering: dict | None = None,
+                  components: list[int] | None = None) -> int:
         cur = self._write(
-            "INSERT INTO trials (generation, loop_key, kernel, loop_id, rule, factor, expected_value, status, updated, file)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?, ?)",
-            (generation, loop_key, kernel, loop_id, rule, factor, expected_value, time.time(), file),
+            "INSERT INTO trials (generation, loop_key, kernel, loop_id, rule, factor, expected_value, status, updated,"
+            " file, ordering, components) VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?, ?, ?, ?)",
+            (generation, loop_key, kernel, loop_id, rule, factor, expected_value, time.time(), file,
+             json.dumps(ordering or {}), json.dumps(list(components or []))),
         )
         return int(cur.lastrowid)
 
     def update_trial(self, trial_id: int, **fields: Any) -> None:
-        allowed = {"status", "reason", "detail", "source_sha256", "diff", "executable", "resources", "evidence"}
+        allowed = {"status", "reason", "detail", "source_sha256", "diff", "executable", "resources", "evidence",
+                   "build_key", "ordering", "expected_value"}
         unknown = set(fields) - allowed
         if unknown:
             raise ValueError(f"unknown trial fields {sorted(unknown)}")
@@ -178,7 +223,7 @@ class Ledger(LedgerDB):
         values = []
         for k, v in fields.items():
             cols.append(f"{k} = ?")
-            values.append(json.dumps(v) if k in ("resources", "evidence") else v)
+            values.append(json.dumps(v) if k in ("resources", "evidence", "ordering") else v)
         cols.append("updated = ?")
         values.append(time.time())
         self._write(f"UPDATE trials SET {', '.join(cols)} WHERE id = ?", (*values, trial_id))
@@ -187,13 +232,13 @@ class Ledger(LedgerDB):
         self.update_trial(trial_id, status="rejected", reason=reason, detail=detail)
 
     def trial(self, trial_id: int) -> Trial:
-        row = self.db.execute("SELECT * FROM trials WHERE id = ?", (trial_id,)).fetchone()
+        row = self.db.execute(f"SELECT {_TRIAL_COLUMNS} FROM trials WHERE id = ?", (trial_id,)).fetchone()
         if row is None:
             raise RocmPerfError(f"{self.path}: no trial {trial_id}")
         return _trial(row)
 
     def trials(self, *, generation: int | None = None, status: str | None = None) -> list[Trial]:
-        sql = "SELECT * FROM trials"
+        sql = f"SELECT {_TRIAL_COLUMNS} FROM trials"
         where, params = [], []
         if generation is not None:
             where.append("generation = ?")
@@ -204,6 +249,17 @@ class Ledger(LedgerDB):
         if where:
             sql += " WHERE " + " AND ".join(where)
         return [_trial(r) for r in self.db.execute(sql + " ORDER BY id", params)]
+
+    # ---- builds ----------------------------------------------------------------------------
+
+    def add_build(self, b: BuildRow) -> None:
+        self._write("INSERT OR REPLACE INTO builds VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (b.key, b.source_sha256, b.executable, b.identity, b.error, json.dumps(b.checked), time.time()))
+
+    def build(self, key: str) -> BuildRow | None:
+        row = self.db.execute("SELECT key, source_sha256, executable, identity, error, checked FROM builds WHERE key = ?",
+                              (key,)).fetchone()
+        return None if row is None else BuildRow(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]))
 
     # ---- rounds and decisions --------------------------------------------------------------
 
@@ -251,10 +307,10 @@ class Ledger(LedgerDB):
 
 
 def _trial(row: tuple) -> Trial:
-    (tid, gen, loop_key, kernel, loop_id, rule, factor, ev, status, reason, detail, sha, diff, exe, res, evid, _updated,
-     file) = row
+    (tid, gen, loop_key, kernel, loop_id, rule, factor, ev, status, reason, detail, sha, diff, exe, res, evid,
+     file, build_key, ordering, components) = row
     return Trial(tid, gen, loop_key, kernel, loop_id, rule, int(factor), float(ev), status, reason, detail, sha, diff, exe,
-                 json.loads(res), json.loads(evid), file)
+                 json.loads(res), json.loads(evid), file, build_key, json.loads(ordering), json.loads(components))
 
 
 def open_ledger(run_dir: Path, *, create: bool = False) -> Ledger:

@@ -1,13 +1,24 @@
 """The closed loop as an explicit state machine over the ledger.
 
-    baseline -> noise-floor -> rank -> propose -> build -> screen -> confirm -> propose -> ...
+    baseline -> noise-floor -> rank -> propose -> build -> screen -> confirm -> combine -> build -> ...
                                           \\-> final-check -> finish -> done
+
+Compile first, then measure: `propose` plans every candidate of the top kernels' loops (at most
+4 x --max-trials, by expected value), `build` renders, guards and builds all of them in parallel,
+once per content (build_cache.py), compile-checks each with hipcc where present (resources, ISA,
+the machine loop of the rewritten loop: isa_loops.py) and drops those whose built program is the
+baseline's or another candidate's (`duplicate`). Then candidates are ordered by evidence (named
+factors: critical-path share, headroom, loop heat, ISA deltas, the prior of earlier runs; plan.py)
+and `screen` races them (racing.py): a few interleaved pairs each, more only for those still
+plausibly ahead, the pairs left going to the highest expected value. `confirm` re-measures each
+loop's winner fresh (alpha spent across the run, acceptance.py); after a first accept, `combine`
+carries the other loops' winners onto the new baseline as one candidate (combine.py).
 
 Every state's handler is safe to run again from its start: it reads what the ledger already holds
 and does only what is missing. The transition to the next state is committed before that state
-runs, so a run killed at any moment resumes in the state it was in; a candidate whose measurement
-was in flight ("screening"/"confirming") is measured again from its first round, and no decided
-candidate is ever measured again.
+runs, so a run killed at any moment resumes in the state it was in; a racing candidate goes on from
+its last complete pair, a confirmation in flight is measured again from its first round, and no
+decided candidate is ever measured again.
 """
 
 from __future__ import annotations
@@ -19,7 +30,7 @@ import math
 import shlex
 import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -27,26 +38,45 @@ from typing import Any, Callable
 from rocm_perf.backends.base import Backend
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize import acceptance as acc
-from rocm_perf.optimize.ledger import BASELINE_TRIAL, Baseline, Ledger, RoundRow, Trial
+from rocm_perf.optimize import racing
+from rocm_perf.optimize.build_cache import build_key, code_identity, compiler_identity, location_flags
+from rocm_perf.optimize.combine import plan_carry, render_carry, split_key
+from rocm_perf.optimize.isa_loops import isa_delta, isa_identity, loop_mix
+from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Baseline, BuildRow, Ledger, RoundRow, Trial
 from rocm_perf.optimize.measure import RoundResult, RoundRunner, metric_value, outputs_differ
 from rocm_perf.optimize.options import OptimizeOptions, settle_metric
 from rocm_perf.optimize.heat import HeatRounds
-from rocm_perf.optimize.plan import Proposal, RankedKernel, propose
+from rocm_perf.optimize.plan import Proposal, RankedKernel, evidence_factors, original_line_of, propose
 from rocm_perf.optimize.progress import Reporter
+from rocm_perf.optimize.search_prior import LOST_REASONS, open_prior
 
-BASELINE, NOISE, RANK, PROPOSE, BUILD, SCREEN, CONFIRM, FINAL_CHECK, FINISH, DONE = (
-    "baseline", "noise-floor", "rank", "propose", "build", "screen", "confirm", "final-check", "finish", "done")
+BASELINE, NOISE, RANK, PROPOSE, BUILD, SCREEN, CONFIRM, COMBINE, FINAL_CHECK, FINISH, DONE = (
+    "baseline", "noise-floor", "rank", "propose", "build", "screen", "confirm", "combine", "final-check", "finish", "done")
 
 # Named reasons a candidate is rejected (MEASUREMENT.md and the issue); measurement adds
-# slower / not significant / inconclusive from acceptance.py.
+# slower / not significant / inconclusive from acceptance.py, outraced and budget from racing.py.
 R_GUARD, R_COMPILE, R_RESOURCES, R_WRONG_OUTPUT, R_CRASH, R_TIMEOUT = (
     "guard", "compile", "resources", "wrong output", "crash", "timeout")
 R_SUPERSEDED = "superseded"
-R_BUDGET = "budget"
+R_BUDGET = racing.BUDGET
+R_OUTRACED = racing.OUTRACED
+R_DUPLICATE = "duplicate"  # its built program is the baseline's or another candidate's: it could only measure noise
+# A project run's screened winner of another loop when one was accepted: its loop is planned again
+# on the new baseline (carrying between a project's trees is not done).
+R_REPLANNED = "re-planned"
+R_CONFLICT = "conflict"  # its loop was rewritten by an accepted change: it cannot be carried onto the new baseline
+# Evidence key of a candidate the build phase left unbuilt for the budget (reason `budget`): planned
+# again when a race of its generation leaves room.
+NOT_BUILT = "not_built"
 
 _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
 OPEN_STATUSES = ("proposed", "built", "screening", "screened", "confirming")
+CARRIED = "carried"  # terminal: its rewrite was accepted as part of a later trial (`components`)
+# The planned space of one generation: at most this many times --max-trials candidates are built.
+PLAN_FACTOR = 4
+# Candidates a race runs against one baseline run (B C1 C2, then C2 C1 B): 1.5 runs a pair instead of 2.
+SHARED_BASELINE = 2
 
 
 class Stopped(Exception):
@@ -114,14 +144,15 @@ class OptimizeLoop:
         self.project: dict | None = ledger.get("project")
         self._project_env: dict[str, str] | None = None
         self._tree_flags: dict[Path, list[str]] = {}
+        self._compiler: str | None = None
 
     # ---- driving ---------------------------------------------------------------------------
 
     def run(self) -> str:
         """Run from the ledger's state to `done` (or raise Stopped after a stop request)."""
         handlers = {BASELINE: self.baseline, NOISE: self.noise_floor, RANK: self.rank, PROPOSE: self.propose,
-                    BUILD: self.build, SCREEN: self.screen, CONFIRM: self.confirm, FINAL_CHECK: self.final_check,
-                    FINISH: self.finish}
+                    BUILD: self.build, SCREEN: self.screen, CONFIRM: self.confirm, COMBINE: self.combine,
+                    FINAL_CHECK: self.final_check, FINISH: self.finish}
         state = self.ledger.state
         if state is None:
             state = BASELINE
@@ -224,20 +255,32 @@ class OptimizeLoop:
         return self._rules
 
     def _build(self, source: Path, out_dir: Path):
+        """Build `source` into `out_dir`, independent of the directory (build_cache.location_flags)."""
         if out_dir.exists():
             shutil.rmtree(out_dir)  # a build a killed run left half-done
         out_dir.mkdir(parents=True)
-        return self.svc.backend.build(source, out_dir, self.flags, timeout=self.opt.build_timeout_s)
+        return self.svc.backend.build(source, out_dir, self.flags + location_flags(source), timeout=self.opt.build_timeout_s)
 
-    def _resources(self, source: Path) -> dict[str, dict] | None:
-        """Per-kernel AMD resources from the compile check, keyed by demangled name (None = no check)."""
+    @property
+    def _isa_measured(self) -> bool:
+        """Whether the measured program runs the AMD ISA (the rocm backend), so that the ISA counts
+        as the program's identity and its deltas as evidence of speed."""
+        return bool(getattr(self.svc.backend, "gpu_timings", False))
+
+    def _check(self, source: Path, workdir: Path | None = None) -> dict | None:
+        """The AMD compile check of `source`: {"resources": per kernel (demangled name), and with a
+        `workdir` the kept ISA: "isa_identity", "isa_path"}, {"error": ...}, or None without a check."""
         if self.svc.compile_check is None:
             return None
-        report = self.svc.compile_check(source, arch=self.opt.arch, flags=tuple(self._flags_of(source)))
+        if workdir is None:
+            report = self.svc.compile_check(source, arch=self.opt.arch, flags=tuple(self._flags_of(source)))
+        else:  # -g: the ISA's .loc lines place each instruction in the source (isa_loops.py)
+            report = self.svc.compile_check(source, arch=self.opt.arch, flags=(*self._flags_of(source), "-g"), keep_isa=True,
+                                            workdir=workdir)
         if not getattr(report, "available", True):
             return None
         if not report.ok:
-            return {"__error__": {"errors": report.errors}}
+            return {"error": report.errors}
         out = {}
         for k in report.kernels:
             out[k.demangled or k.mangled] = {
@@ -245,14 +288,19 @@ class OptimizeLoop:
                 "scratch_bytes": k.scratch_bytes, "occupancy": k.occupancy,
                 "vgpr_spill": k.vgpr_spill, "sgpr_spill": k.sgpr_spill, "lds_bytes": k.lds_bytes,
             }
-        return out
+        checked: dict[str, Any] = {"resources": out}
+        isa_path = getattr(report, "isa_path", None)
+        if isa_path and Path(isa_path).is_file():
+            checked["isa_identity"] = isa_identity(Path(isa_path).read_text(errors="replace"))
+            checked["isa_path"] = self._rel(Path(isa_path))
+        return checked
 
     def _run_round(self, exe: str, trial_id: int, phase: str, idx: int, role: str) -> tuple[RoundResult, float]:
         key = f"{trial_id}-{phase}-{idx}-{role}"
         round_dir = self.run_dir / ("baseline" if trial_id == BASELINE_TRIAL else f"trials/{trial_id}") / "profiles" / f"{phase}-{idx}-{role}"
-        t0 = time.monotonic()
+        t0 = self.svc.clock()
         result = self.svc.runner(self._abs(exe), round_dir, key)
-        return result, time.monotonic() - t0
+        return result, self.svc.clock() - t0
 
     def _record_round(self, trial_id: int, phase: str, idx: int, role: str, r: RoundResult) -> None:
         self.ledger.add_round(RoundRow(trial_id, phase, idx, role, r.ok, r.failure, r.cp_ns, r.sum_ns, r.kernel_ns,
@@ -268,14 +316,17 @@ class OptimizeLoop:
         if sha256_bytes(src_copy.read_bytes()) != original_sha:
             raise RocmPerfError(f"{src_copy}: the run's copy of the source changed; start a new run")
         self.report.stage(BASELINE, "building")
+        t0 = self.svc.clock()
         with ThreadPoolExecutor(max_workers=min(2, self.opt.jobs)) as pool:
             builds = [pool.submit(self._build, src_copy, self.run_dir / "baseline" / d) for d in ("build", "twin")]
             program, twin = (f.result() for f in builds)
-        resources = self._resources(src_copy)
-        if resources and "__error__" in resources:
-            self.ledger.set("compile_check_error", resources["__error__"]["errors"][:2000])
+        self.ledger.set("baseline_build_seconds", self.svc.clock() - t0)  # the first estimate of a build wave
+        checked = self._check(src_copy, self.run_dir / "baseline" / "check")
+        if checked and "error" in checked:
+            self.ledger.set("compile_check_error", checked["error"][:2000])
             self.report.message("AMD compile check failed on the baseline; candidates are checked without it")
-            resources = None
+            checked = None
+        resources = checked["resources"] if checked else None
         self.ledger.set("compile_check", resources is not None)
         self.report.stage(BASELINE, "reference run")
         ref, _ = self._run_round(self._rel(program.executable), BASELINE_TRIAL, "reference", 0, "B")
@@ -288,6 +339,10 @@ class OptimizeLoop:
         with self.ledger.transaction():
             self.ledger.set("reference_outputs", ref.outputs)
             self.ledger.set("twin_executable", self._rel(twin.executable))
+            # What the baseline's program is (build_cache.code_identity) and its ISA: duplicates are
+            # recognized against it.
+            self.ledger.set("baseline_build", {"identity": code_identity(program.executable),
+                                               **{k: v for k, v in (checked or {}).items() if k.startswith("isa_")}})
             self.ledger.add_baseline(Baseline(0, None, original_sha, self._rel(src_copy),
                                               self._rel(program.executable), resources or {}))
         return NOISE
@@ -298,21 +353,23 @@ class OptimizeLoop:
         if self._tree_digest(tree) != self.ledger.get("source_sha256"):
             raise RocmPerfError(f"{tree}: the run's copy of the project changed; start a new run")
         self.report.stage(BASELINE, "building")
+        t0 = self.svc.clock()
         with ThreadPoolExecutor(max_workers=min(2, self.opt.jobs)) as pool:
             builds = [pool.submit(self._build_tree, tree, self.run_dir / "baseline" / d) for d in ("work", "twin")]
             work, twin = (f.result() for f in builds)
+        self.ledger.set("baseline_build_seconds", self.svc.clock() - t0)
         resources: dict | None = {}
         for rel in self.sources:
-            found = self._resources(tree / rel)
+            found = self._check(tree / rel)
             if found is None:
                 resources = None
                 break
-            if "__error__" in found:
-                self.ledger.set("compile_check_error", f"{rel}: " + found["__error__"]["errors"][:2000])
+            if "error" in found:
+                self.ledger.set("compile_check_error", f"{rel}: " + found["error"][:2000])
                 self.report.message(f"AMD compile check failed on {rel}; candidates are checked without it")
                 resources = None
                 break
-            resources.update(found)
+            resources.update(found["resources"])
         self.ledger.set("compile_check", resources is not None)
         self.report.stage(BASELINE, "reference run")
         ref, _ = self._run_round(self._rel(work), BASELINE_TRIAL, "reference", 0, "B")
@@ -342,19 +399,25 @@ class OptimizeLoop:
         base = self.ledger.baselines()[0]
         twin = self.ledger.get("twin_executable")
         b, c = [], []
+        pair_seconds = []
         for i in range(self.opt.aa_rounds):
             self._check_stop()
+            secs_pair = 0.0
             for role, exe in pair_order(i, base.executable, twin):
                 r, secs = self._run_round(exe, BASELINE_TRIAL, "aa", i, role)
                 self._record_round(BASELINE_TRIAL, "aa", i, role, r)
                 self._require_baseline_ok(r, f"A/A round {i}")
                 (b if role == "B" else c).append(metric_value(r, self.opt.metric))
+                secs_pair += secs
+            pair_seconds.append(secs_pair)
             self.report.round(i + 1, "", secs)
         floor = acc.noise_floor(b, c, confidence=self.opt.confidence, max_rounds=self.opt.max_rounds)
         effective = acc.effective_min_gain(self.opt.min_gain, floor)
         with self.ledger.transaction():
             self.ledger.set("noise_floor", floor.to_json())
             self.ledger.set("effective_min_gain", effective)
+            # What one interleaved pair costs: the race turns the time budget into pairs with it.
+            self.ledger.set("pair_seconds", sorted(pair_seconds)[len(pair_seconds) // 2])
         if effective > self.opt.min_gain:
             self.report.message(f"A/A noise floor {floor.floor:.1%}: asking for at least {effective:.1%} instead of {self.opt.min_gain:.1%}")
         return RANK
@@ -452,20 +515,42 @@ class OptimizeLoop:
     def _open_trials(self) -> list[Trial]:
         return [t for t in self.ledger.trials() if t.status in OPEN_STATUSES]
 
+    def _measured(self) -> int:
+        """Candidates that entered a race (carries of screened ones do not count again): --max-trials."""
+        return sum(1 for t in self.ledger.trials() if not t.components
+                   and (t.status == "screening" or self.ledger.decision(t.id, "screen") is not None))
+
     def propose(self) -> str:
+        """Plan the next generation's candidates: every rule x factor of every untried loop of the
+        top kernels, by expected value (cold loops last), at most PLAN_FACTOR x the trials left."""
         if self._open_trials():
             return BUILD  # a proposal was recorded before the run stopped
-        used = len(self.ledger.trials())
-        if used >= self.opt.max_trials:
+        measured = self._measured()
+        if measured >= self.opt.max_trials:
             self.ledger.set("stop_reason", f"--max-trials {self.opt.max_trials} reached")
             return FINAL_CHECK
         if self.elapsed() >= self.opt.time_budget_s:
             self.ledger.set("stop_reason", f"--time-budget {self.opt.time_budget_s:.0f} s spent")
             return FINAL_CHECK
-        top = [RankedKernel(**r) for r in self.ledger.get("top_kernels", [])]
         base = self.ledger.current_baseline()
+        if self._revive_not_built(base.generation):
+            return BUILD
+        top = [RankedKernel(**r) for r in self.ledger.get("top_kernels", [])]
         first = self.ledger.baselines()[0]
-        tried = {t.loop_key for t in self.ledger.trials()}
+        trials = self.ledger.trials()
+        latest: dict[str, int] = {}
+        for t in trials:
+            latest[t.loop_key] = max(latest.get(t.loop_key, -1), t.generation)
+        # A loop re-planned in its latest generation is planned again (a project's carry).
+        replanned = {t.loop_key for t in trials if t.reason == R_REPLANNED and t.generation == latest[t.loop_key]}
+        # So is a loop none of whose candidates an earlier generation built (the budget went elsewhere then).
+        unbuilt: dict[str, bool] = {}
+        for t in trials:
+            if t.generation == latest[t.loop_key] < base.generation:
+                unbuilt[t.loop_key] = unbuilt.get(t.loop_key, True) and bool(t.evidence.get(NOT_BUILT))
+        if any(unbuilt.values()) and self._room_for_a_wave(base.generation):
+            replanned |= {key for key, never in unbuilt.items() if never}
+        tried = {t.loop_key for t in trials} - replanned
         groups: list[list[tuple[str, Proposal]]] = []
         for rel in self.sources:
             ranked_here = [r for r in top if r.file == rel]
@@ -488,18 +573,46 @@ class OptimizeLoop:
         if not groups:
             self.ledger.set("stop_reason", "every candidate of the top kernels was tried")
             return FINAL_CHECK
-        group = groups[0][: self.opt.max_trials - used]
-        if group[0][1].cold:
-            cold = sorted({p.loop_id for g in groups for _, p in g if p.cold})
-            if not self.ledger.get("cold_loops"):
-                self.report.message(f"every sampled loop was tried; {len(cold)} loop(s) without samples come last")
-            self.ledger.set("cold_loops", cold)
+        planned = sorted(((rel, p) for g in groups for rel, p in g),
+                         key=lambda rp: (rp[1].cold, -rp[1].expected_value, rp[1].loop_key, rp[1].rule, rp[1].factor))
+        room = PLAN_FACTOR * (self.opt.max_trials - measured)
+        chosen = planned[:room]
+        cold = sorted({p.loop_id for _, p in planned if p.cold})
+        if cold and not self.ledger.get("cold_loops"):
+            self.report.message(f"{len(cold)} loop(s) without samples come after every sampled one")
         with self.ledger.transaction():
-            for rel, p in group:
+            for rel, p in chosen:
                 self.ledger.add_trial(generation=base.generation, loop_key=p.loop_key, kernel=p.kernel, loop_id=p.loop_id,
-                                      rule=p.rule, factor=p.factor, expected_value=p.expected_value, file=rel)
-        self.ledger.set("candidates_left_estimate", sum(len(g) for g in groups) - len(group))
+                                      rule=p.rule, factor=p.factor, expected_value=p.expected_value, file=rel,
+                                      ordering={"factors": p.factors, "shape": p.shape, "heat": p.heat, "cold": p.cold})
+            self.ledger.set("cold_loops", cold)
+            self.ledger.set("candidates_left_estimate", len(planned) - len(chosen))
+        self.report.message(f"generation {base.generation}: {len(chosen)} candidates planned over "
+                            f"{len({p.loop_key for _, p in chosen})} loops (of {len(planned)}); building all before measuring any")
         return BUILD
+
+    def _room_for_a_wave(self, generation: int) -> bool:
+        """Whether one more build wave is worth its time: the same test the build phase makes before
+        each wave (_no_room_to_build), so that planning again and building never disagree. The wave is
+        granted (`build` builds it without asking again): each grant builds at least one candidate,
+        so planning again always makes progress."""
+        if self._no_room_to_build(generation):
+            return False
+        self.ledger.set("wave_granted", generation)
+        return True
+
+    def _revive_not_built(self, generation: int) -> bool:
+        """Plan again the generation's candidates the build phase left unbuilt for the budget, when the
+        pairs left (after one more build wave) can give one of them a first rung."""
+        deferred = [t for t in self.ledger.trials(generation=generation, status="rejected")
+                    if t.reason == R_BUDGET and t.evidence.get(NOT_BUILT)]
+        if not deferred or not self._room_for_a_wave(generation):
+            return False
+        with self.ledger.transaction():
+            for t in deferred:
+                self.ledger.update_trial(t.id, status="proposed", reason="", detail="", evidence={})
+        self.report.message(f"the race left room: building {len(deferred)} candidates it had left unbuilt")
+        return True
 
     @staticmethod
     def _resources_by_kernel(resources: dict, top: list[RankedKernel]) -> dict[str, dict]:
@@ -510,79 +623,336 @@ class OptimizeLoop:
                     out[r.kernel] = res
         return out
 
-    # ---- 4. guard, build, compile check ----------------------------------------------------
+    # ---- 4. compile first: render, guard, build once per content, check, drop duplicates ---
+
+    def _compiler_id(self) -> str:
+        if self._compiler is None:
+            self._compiler = compiler_identity(self.svc.backend)
+        return self._compiler
 
     def build(self) -> str:
+        """Build the generation's proposed candidates in waves of --jobs, best first (expected value
+        times the prior of earlier runs), until the pairs the time budget leaves can race no more
+        candidates than are built: the rest are recorded as `budget` (not built), and planned again
+        when a race leaves room (`propose`)."""
         base = self.ledger.current_baseline()
         pending = self.ledger.trials(status="proposed")
         if not pending:
             return SCREEN
-        tools = self.svc.tools
-        to_build = []
+        stale = [t for t in pending if t.generation < base.generation]
+        if stale:  # deferred before a rewrite was accepted: it would rewrite a program that is gone
+            self._not_built(stale, f"the time budget went to candidates of higher expected value, and generation "
+                            f"{base.generation} replaced the program it was planned on")
+        pending = sorted((t for t in pending if t.generation == base.generation), key=self._build_order)
+        wave = max(1, self.opt.jobs)
+        # The run's first wave is built whatever the budget says: a run that measured nothing helps no one.
+        first = self._measured() == 0 and not any(t.build_key for t in self.ledger.trials() if not t.components)
+        # So is a wave `propose` granted when it planned again what an earlier wave left unbuilt.
+        if self.ledger.get("wave_granted") == base.generation:
+            first = True
+            self.ledger.set("wave_granted", None)
+        for k in range(0, len(pending), wave):
+            batch = pending[k: k + wave]
+            if k or not first:
+                reason = self._no_room_to_build(base.generation)
+                if reason:
+                    self._not_built(pending[k:], reason)
+                    self.report.message(f"{len(pending) - k} candidates not built: {reason}")
+                    break
+            t0 = self.svc.clock()
+            self._build_wave(base, batch)
+            seconds = list(self.ledger.get("build_wave_seconds") or []) + [self.svc.clock() - t0]
+            self.ledger.set("build_wave_seconds", seconds[-8:])
+        return SCREEN
+
+    def _not_built(self, trials: list[Trial], reason: str) -> None:
+        """Record `trials` as `budget` (not built); `propose` plans them again when a race leaves room."""
+        with self.ledger.transaction():
+            for t in trials:
+                self.ledger.reject(t.id, R_BUDGET, f"not built: {reason}")
+                self.ledger.update_trial(t.id, evidence={NOT_BUILT: True})
+        for t in trials:
+            self._write_verdict(t.id)
+            self._drop_trees(t.id)
+
+    def _build_order(self, t: Trial) -> tuple:
+        """Carries first, then expected value times the prior of earlier runs (known before building)."""
+        if t.components:
+            return (0, 0.0, t.id)
+        return (1, -t.expected_value * self._prior_weight(t), t.id)
+
+    def _prior_weight(self, t: Trial) -> float:
+        shape = t.ordering.get("shape")
+        if not shape:
+            return 1.0
+        if not hasattr(self, "_prior_weights"):
+            self._prior_weights: dict[tuple, float] = {}
+        key = (t.rule, t.factor, shape)
+        if key not in self._prior_weights:
+            prior = open_prior(prior_root(self.run_dir))
+            if prior is None:
+                return 1.0
+            try:
+                found = prior.factor(f"{self.ledger.get('backend')}|{self.ledger.get('device')}", t.rule, t.factor, shape).to_json()
+            finally:
+                prior.close()
+            self._prior_weights[key] = float(found["factor"]) if found.get("tried") else 1.0
+        return self._prior_weights[key]
+
+    def _wave_seconds(self) -> float:
+        """What building one more wave is expected to take: the median of this run's waves, else the
+        baseline's two builds."""
+        seen = sorted(self.ledger.get("build_wave_seconds") or [])
+        if seen:
+            return seen[len(seen) // 2]
+        return float(self.ledger.get("baseline_build_seconds") or 0.0)
+
+    def _no_room_to_build(self, generation: int) -> str:
+        """Why building another wave would be wasted ('' when it would not): after it, the pairs the
+        budget leaves (_pairs_left) could give no more candidates a first rung than are built."""
+        pair_s = self.ledger.get("pair_seconds")
+        if not pair_s:
+            return ""
+        plan = self._race_plan()
+        built = sum(1 for t in self.ledger.trials(generation=generation) if t.status == "built" and not t.components)
+        pairs = self._pairs_left(extra_s=self._wave_seconds())
+        racable = math.floor(pairs * plan.first_share / plan.rungs[0])
+        if built < racable:
+            return ""
+        return (f"the time budget left ({max(0.0, self.opt.time_budget_s - self.elapsed()):.0f} s of "
+                f"{self.opt.time_budget_s:.0f} s) races at most {racable} candidate{'s' if racable != 1 else ''} at "
+                f"{pair_s:.1f} s a pair, and {built} of higher expected value {'is' if built == 1 else 'are'} built")
+
+    def _build_wave(self, base: Baseline, pending: list[Trial]) -> None:
+        """Render, guard, build (once per content, in parallel) and settle `pending`."""
+        rendered: dict[int, bytes] = {}
+        self.report.stage(BUILD, f"rendering and guarding {len(pending)} candidates")
         for t in pending:
             self._check_stop()
-            base_path = self._source_of(base, t.file)
+            data = self._render(t, self._source_of(base, t.file))
+            if data is not None:
+                rendered[t.id] = data
+        # A project candidate is its tree: the digest of its sources (the rest is the baseline's copy).
+        keys = {tid: build_key(data if not self.project else self.ledger.trial(tid).source_sha256.encode(),
+                               self.flags, self._compiler_id()) for tid, data in rendered.items()}
+        todo: dict[str, tuple[bytes, int, str]] = {}
+        by_id = {t.id: t for t in pending}
+        for tid, key in keys.items():
+            if key not in todo and self.ledger.build(key) is None:
+                todo[key] = (rendered[tid], tid, by_id[tid].file)
+        check = bool(self.ledger.get("compile_check"))  # the ledger stays on this thread
+        self.report.stage(BUILD, f"{len(todo)} builds for {len(rendered)} candidates, {self.opt.jobs} at a time"
+                          + (", each compile-checked" if check else ""))
+        with ThreadPoolExecutor(max_workers=self.opt.jobs) as pool:
+            futures = [pool.submit(self._build_content, key, data, check, tid, rel) for key, (data, tid, rel) in todo.items()]
+            for n, future in enumerate(as_completed(futures), 1):
+                self.ledger.add_build(future.result())  # committed as each finishes: a resume keeps it
+                self.report.round(n, f"built {n} of {len(todo)}", 0.0)
+        self._settle_builds(base, [t for t in pending if t.id in rendered], keys)
+
+    def _render(self, t: Trial, base_path: Path) -> bytes | None:
+        """The candidate's source (also written to trials/<id>/source.cu with its diff), or None
+        when it was rejected (the rewrite could not be made, or a guard said no)."""
+        tools = self.svc.tools
+        trial_dir = self.run_dir / "trials" / str(t.id)
+        trial_dir.mkdir(parents=True, exist_ok=True)
+        if t.components:
+            original = self._abs(self.ledger.baselines()[0].source_path).read_text(errors="replace")
+            comps = [self.ledger.trial(c) for c in t.components]
+            done = render_carry(base_path, original, comps, tools=tools, rules=self._rules_list(), flags=self.flags,
+                                analysis_of=self._analysis, workdir=trial_dir / "steps")
+            if not done.applied:
+                self._reject(t, R_CONFLICT, "; ".join(f"trial {c}: {why}" for c, why in done.failed.items()))
+                return None
+            data, diff = done.source, done.diff
+            if done.failed:
+                self.ledger.update_trial(t.id, detail="left out: " + "; ".join(f"trial {c}: {why}" for c, why in done.failed.items()))
+        else:
             analysis = self._analysis(base_path)
-            trial_dir = self.run_dir / "trials" / str(t.id)
-            trial_dir.mkdir(parents=True, exist_ok=True)
             try:
                 cand = tools.make_candidate(base_path, analysis, t.loop_id, t.rule, t.factor, rules=self._rules_list())
             except RocmPerfError as e:
                 self._reject(t, R_GUARD, f"the rewrite could not be made: {e}")
-                continue
-            if self.project:
-                # The candidate: the baseline's tree with this one file changed.
-                from rocm_perf.optimize.artifacts import unified_diff
-                from rocm_perf.optimize.project import copy_tree
-
-                tree = trial_dir / "tree"
-                copy_tree(self._abs(base.source_path), tree)
-                (tree / t.file).write_bytes(cand.rewritten)
-                diff = unified_diff(base_path.read_text(errors="replace"), cand.rewritten.decode(errors="replace"), t.file)
-                sha = self._tree_digest(tree)
-            else:
-                (trial_dir / "source.cu").write_bytes(cand.rewritten)
-                diff, sha = cand.diff, sha256_bytes(cand.rewritten)
-            (trial_dir / "diff").write_text(diff)
-            self.ledger.update_trial(t.id, source_sha256=sha, diff=diff)
+                return None
             failed = [v for v in tools.guard_candidate(cand, self._flags_of(base_path)) if not v.ok]
-            if failed:
-                self._reject(t, R_GUARD, "; ".join(f"{v.name}: {v.reason}" for v in failed))
-                continue
-            to_build.append(t)
-        self.report.stage(BUILD, f"{len(to_build)} candidates, {self.opt.jobs} at a time")
-        check = bool(self.ledger.get("compile_check"))  # the ledger stays on this thread
-        with ThreadPoolExecutor(max_workers=self.opt.jobs) as pool:
-            futures = {t.id: pool.submit(self._build_and_check, t, check) for t in to_build}
-            results = {tid: f.result() for tid, f in futures.items()}
-        for t in to_build:
-            verdict, detail, exe, resources = results[t.id]
-            if verdict:
-                self._reject(t, verdict, detail)
-                continue
-            reason = self._resource_regression(base.resources, resources or {}, t.kernel)
-            if reason:
-                self.ledger.update_trial(t.id, resources=resources or {})
-                self._reject(t, R_RESOURCES, reason)
-                continue
-            self.ledger.update_trial(t.id, status="built", executable=exe, resources=resources or {})
-        return SCREEN
+            data, diff = cand.rewritten, cand.diff
+            if self.project:  # the diff names the project's file
+                from rocm_perf.optimize.artifacts import unified_diff
 
-    def _build_and_check(self, t: Trial, check: bool) -> tuple[str, str, str, dict | None]:
-        """(reject reason or '', detail, executable, resources) for one candidate."""
-        trial_dir = self.run_dir / "trials" / str(t.id)
-        src = trial_dir / "tree" / t.file if self.project else trial_dir / "source.cu"
+                diff = unified_diff(base_path.read_text(errors="replace"), data.decode(errors="replace"), t.file)
+            if failed:
+                (trial_dir / "source.cu").write_bytes(data)
+                self.ledger.update_trial(t.id, source_sha256=sha256_bytes(data), diff=diff)
+                self._reject(t, R_GUARD, "; ".join(f"{v.name}: {v.reason}" for v in failed))
+                return None
+        if self.project:  # the candidate: the baseline's tree with this one file changed
+            from rocm_perf.optimize.project import copy_tree
+
+            tree = trial_dir / "tree"
+            copy_tree(self._abs(self.ledger.current_baseline().source_path), tree)
+            (tree / t.file).write_bytes(data)
+            sha = self._tree_digest(tree)
+        else:
+            (trial_dir / "source.cu").write_bytes(data)
+            sha = sha256_bytes(data)
+        (trial_dir / "diff").write_text(diff)
+        self.ledger.update_trial(t.id, source_sha256=sha, diff=diff)
+        return data
+
+    def _build_content(self, key: str, data: bytes, check: bool, trial_id: int = 0, rel: str = "") -> BuildRow:
+        """One build under builds/<key>/ (in a worker thread: no ledger here). A project's build is
+        trial `trial_id`'s tree built by the project's own command; its identity is its content key
+        (the code of a tree's programs is not compared)."""
+        d = self.run_dir / "builds" / key
+        if d.exists():
+            shutil.rmtree(d)  # a build a killed run left unrecorded
+        d.mkdir(parents=True)
+        sha = sha256_bytes(data)
+        if self.project:
+            tree = self.run_dir / "trials" / str(trial_id) / "tree"
+            src = tree / rel
+            try:
+                work = self._build_tree(tree, d / "work")
+            except RocmPerfError as e:
+                return BuildRow(key, sha, "", "", error=str(e)[:2000])
+            checked = self._check(src, d / "check") if check else None
+            if checked and "error" in checked:
+                return BuildRow(key, sha, self._rel(work), f"tree:{key}", error="AMD compile check: " + checked["error"][:2000])
+            return BuildRow(key, sha, self._rel(work), f"tree:{key}", checked=checked or {})
+        src = d / "source.cu"
+        src.write_bytes(data)
         try:
-            if self.project:
-                executable = self._build_tree(trial_dir / "tree", trial_dir / "work")
-            else:
-                executable = self._build(src, trial_dir / "build").executable
+            program = self._build(src, d / "build")
         except RocmPerfError as e:
-            return R_COMPILE, str(e)[:2000], "", None
-        resources = self._resources(src) if check else None
-        if resources and "__error__" in resources:
-            return R_COMPILE, "AMD compile check: " + resources["__error__"]["errors"][:2000], "", None
-        return "", "", self._rel(executable), resources
+            return BuildRow(key, sha, "", "", error=str(e)[:2000])
+        checked = self._check(src, d / "check") if check else None
+        if checked and "error" in checked:
+            return BuildRow(key, sha, self._rel(program.executable), code_identity(program.executable),
+                            error="AMD compile check: " + checked["error"][:2000])
+        return BuildRow(key, sha, self._rel(program.executable), code_identity(program.executable), checked=checked or {})
+
+    def _baseline_build(self, base: Baseline) -> dict:
+        """The current baseline's code identity and ISA ({"identity", "isa_identity", "isa_path"})."""
+        if base.trial_id is None:
+            return self.ledger.get("baseline_build") or {}
+        row = self.ledger.build(self.ledger.trial(base.trial_id).build_key)
+        if row is None:
+            return {}
+        return {"identity": row.identity, **{k: v for k, v in row.checked.items() if k.startswith("isa_")}}
+
+    def _identity(self, info: dict) -> tuple:
+        """What makes two built programs the same: the code the backend measures (and the AMD ISA
+        when that is what runs)."""
+        return (info.get("identity"), info.get("isa_identity") if self._isa_measured else None)
+
+    def _settle_builds(self, base: Baseline, trials: list[Trial], keys: dict[int, str]) -> None:
+        """Each rendered candidate's build verdict: compile failure, resource regression, duplicate
+        (of the baseline or of a candidate of higher expected value), else built with its place in
+        the order (named factors) recorded."""
+        base_info = self._baseline_build(base)
+        generation = base.generation
+        seen: dict[tuple, Trial] = {}
+        for other in self.ledger.trials(generation=generation):
+            if other.build_key and other.status != "proposed" and other.reason != R_DUPLICATE:
+                row = self.ledger.build(other.build_key)
+                if row is not None and not row.error:
+                    seen.setdefault(self._identity({"identity": row.identity, **row.checked}), other)
+        prior = open_prior(prior_root(self.run_dir))
+        machine = f"{self.ledger.get('backend')}|{self.ledger.get('device')}"
+        try:
+            for t in sorted(trials, key=lambda t: (-t.expected_value, t.id)):
+                row = self.ledger.build(keys[t.id])
+                resources = (row.checked or {}).get("resources") or {}
+                self.ledger.update_trial(t.id, build_key=row.key, executable=row.executable, resources=resources)
+                if row.error:
+                    self._reject(t, R_COMPILE, row.error)
+                    continue
+                reason = self._resource_regression(base.resources, resources, t.kernel)
+                if reason:
+                    self._reject(t, R_RESOURCES, reason)
+                    continue
+                info = {"identity": row.identity, **row.checked}
+                ident = self._identity(info)
+                isa_note = self._isa_note(info, base_info)
+                if ident == self._identity(base_info):
+                    self._reject(t, R_DUPLICATE, f"duplicate of the baseline (generation {generation}): its built program "
+                                 f"is the same code{isa_note}")
+                    continue
+                if ident in seen and seen[ident].id != t.id:
+                    twin = seen[ident]
+                    self._reject(t, R_DUPLICATE, f"duplicate of trial {twin.id} ({twin.rule} x{twin.factor} on "
+                                 f"{twin.loop_id}): its built program is the same code{self._isa_note(info, self._build_info(twin))}")
+                    continue
+                seen[ident] = t
+                ordering = self._ordering(t, info, base_info, base, prior, machine)
+                if t.components:
+                    comps = [self.ledger.trial(c) for c in t.components]
+                    screen = {"carried_from": t.components, "generation": comps[0].generation,
+                              "critical_path": comps[0].evidence.get("screen", {}).get("critical_path")}
+                    self.ledger.update_trial(t.id, status="screened", ordering=ordering, evidence={"screen": screen})
+                else:
+                    self.ledger.update_trial(t.id, status="built", ordering=ordering)
+        finally:
+            if prior is not None:
+                prior.close()
+
+    def _build_info(self, t: Trial) -> dict:
+        row = self.ledger.build(t.build_key) if t.build_key else None
+        return {} if row is None else {"identity": row.identity, **row.checked}
+
+    def _isa_note(self, cand: dict, other: dict) -> str:
+        """What the AMD ISA says about a duplicate on a backend that does not run it."""
+        if self._isa_measured or not cand.get("isa_identity") or not other.get("isa_identity"):
+            return ""
+        if cand["isa_identity"] == other["isa_identity"]:
+            return "; its AMD ISA is the same too"
+        return "; its AMD ISA differs (the rocm backend would measure that)"
+
+    def _ordering(self, t: Trial, info: dict, base_info: dict, base: Baseline, prior, machine: str) -> dict:
+        """The candidate's place in the order: its named factors (plan.py) with the built evidence
+        (ISA deltas of its loop, the prior of earlier runs) and their product, the score."""
+        ordering = dict(t.ordering)
+        isa = None if t.components else self._isa_evidence(t, info, base_info, base)
+        shape = ordering.get("shape", "")
+        prior_record = prior.factor(machine, t.rule, t.factor, shape).to_json() if (prior is not None and shape) else None
+        extra, notes = evidence_factors(isa, prior_record, apply_isa=self._isa_measured)
+        factors = {**ordering.get("factors", {}), **extra}
+        ordering.update({"factors": factors, "score": math.prod(factors.values()) if factors else t.expected_value,
+                         "isa": isa, "prior": prior_record, "notes": notes})
+        return ordering
+
+    def _isa_evidence(self, t: Trial, info: dict, base_info: dict, base: Baseline) -> dict | None:
+        """isa_loops.IsaDelta of the candidate's loop (None without both ISAs)."""
+        if not info.get("isa_path") or not base_info.get("isa_path"):
+            return None
+        base_path = self._abs(base.source_path)
+        analysis = self._analysis(base_path)
+        try:
+            loop = analysis.loop(t.loop_id)
+        except (KeyError, ValueError, RocmPerfError):
+            return None
+        base_res = self._resources_by_kernel(base.resources, [RankedKernel("", t.kernel, 0, 0)]).get(t.kernel) or {}
+        cand_res = self._resources_by_kernel(t.resources or self.ledger.trial(t.id).resources,
+                                             [RankedKernel("", t.kernel, 0, 0)]).get(t.kernel) or {}
+        mangled = base_res.get("mangled") or cand_res.get("mangled")
+        if not mangled:
+            return None
+        base_asm = self._abs(base_info["isa_path"]).read_text(errors="replace")
+        cand_asm = self._abs(info["isa_path"]).read_text(errors="replace")
+        shift = len(self._abs(f"trials/{t.id}/source.cu").read_text(errors="replace").splitlines()) - len(
+            base_path.read_text(errors="replace").splitlines())
+        base_mix = cand_mix = None
+        current = loop
+        while current is not None and base_mix is None:  # a loop unrolled away lives in the loop around it
+            last = getattr(current, "end_line", 0) or current.line
+            base_mix = loop_mix(base_asm, mangled, "source.cu", current.line, last)
+            cand_mix = loop_mix(cand_asm, mangled, "source.cu", current.line, last + shift)
+            parent = getattr(current, "parent_id", None)
+            current = analysis.loop(parent) if parent else None
+        delta = isa_delta(base_mix, cand_mix, base_res, cand_res).to_json()
+        delta["loops"] = {"baseline": base_mix.to_json() if base_mix else None,
+                          "candidate": cand_mix.to_json() if cand_mix else None}
+        return delta
 
     def _resource_regression(self, base: dict, cand: dict, kernel: str) -> str:
         """Why the candidate's AMD resources are worse than the baseline's ('' when they are not)."""
@@ -599,7 +969,9 @@ class OptimizeLoop:
         return "; ".join(problems)
 
     def _reject(self, t: Trial, reason: str, detail: str) -> None:
-        self.ledger.reject(t.id, reason, detail)
+        with self.ledger.transaction():
+            self.ledger.reject(t.id, reason, detail)
+            self._settle_components(t, accepted=False, reason=reason, detail=detail)
         self._write_verdict(t.id)
         self._drop_trees(t.id)
         self.report.verdict(t.label, f"{reason}" + (f" ({detail.splitlines()[0][:120]})" if detail else ""), False)
@@ -611,55 +983,121 @@ class OptimizeLoop:
             for name in ("tree", "work"):
                 shutil.rmtree(self.run_dir / "trials" / str(trial_id) / name, ignore_errors=True)
 
+    def _settle_components(self, t: Trial, *, accepted: bool, reason: str = "", detail: str = "") -> None:
+        """A carry decided: its components are carried (accepted), or, for one carried alone,
+        rejected with the carry's reason (a rejected combination's go on, each alone)."""
+        if not t.components:
+            return
+        if accepted:
+            for c in t.components:
+                self.ledger.update_trial(c, status=CARRIED, detail=f"accepted through trial {t.id}")
+        elif len(t.components) == 1:
+            self.ledger.update_trial(t.components[0], status="rejected", reason=reason,
+                                     detail=f"when carried onto a newer baseline as trial {t.id}: {detail}".rstrip(": "))
+
     def _write_verdict(self, trial_id: int) -> None:
         """trials/<id>/verdict.json: derived from the ledger (rebuilt by `finish` as well)."""
         t = self.ledger.trial(trial_id)
         d = self.run_dir / "trials" / str(trial_id)
         d.mkdir(parents=True, exist_ok=True)
         verdict = {"id": t.id, "candidate": t.label, "status": t.status, "reason": t.reason, "detail": t.detail,
-                   "evidence": t.evidence, "resources": t.resources}
+                   "evidence": t.evidence, "resources": t.resources, "ordering": t.ordering, "components": t.components}
         tmp = d / "verdict.json.tmp"
         tmp.write_text(json.dumps(verdict, indent=2))
         tmp.replace(d / "verdict.json")
 
     # ---- 5. measure ------------------------------------------------------------------------
 
-    def _measure(self, t: Trial, phase: str, plan: acc.SequentialPlan, done: int, left: int) -> tuple[str, str, dict]:
-        """Interleaved rounds against the current baseline until the sequential test stops.
+    def _pair(self, t: Trial, phase: str, i: int, base: Baseline) -> tuple[str, str, float]:
+        """Interleaved pair i of `t` against `base`, recorded; (reject reason or '', detail, seconds)."""
+        return self._shared_pairs([t], {t.id: i}, phase, base)[t.id]
 
-        Returns (verdict, reason, evidence); verdict is accept / reject / inconclusive."""
-        base = self.ledger.current_baseline()
+    def _shared_pairs(self, ts: list[Trial], idx: dict[int, int], phase: str, base: Baseline,
+                      name: tuple[int, int] | None = None) -> dict[int, tuple[str, str, float]]:
+        """Pair idx[t] of every candidate in `ts` against one run of `base`, all recorded (the
+        baseline run under each of them): B C1 C2 ... when the pair index is even, reversed when
+        odd, so that each candidate has the baseline on either side equally often. `name`: the
+        (trial, index) the baseline run is filed under (default: the first candidate's)."""
+        owner, i0 = name or (ts[0].id, idx[ts[0].id])
+        order: list[tuple[str, Trial | None]] = [("B", None)] + [("C", t) for t in ts]
+        if i0 % 2:
+            order.reverse()
+        results: dict[int, RoundResult] = {}
+        rb, seconds = None, 0.0
+        for role, t in order:
+            if t is None:
+                rb, secs = self._run_round(base.executable, owner, phase, i0, "B")
+                if len(ts) > 1:  # one run, filed under each candidate it is paired with
+                    rb.outputs = {**rb.outputs, "baseline_run": f"{owner}-{phase}-{i0}-B"}
+                for x in ts:
+                    self._record_round(x.id, phase, idx[x.id], "B", rb)
+            else:
+                results[t.id], secs = self._run_round(t.executable, t.id, phase, idx[t.id], "C")
+                self._record_round(t.id, phase, idx[t.id], "C", results[t.id])
+            seconds += secs
+        self._require_baseline_ok(rb, f"round {i0} against candidate{'s' if len(ts) > 1 else ''} "
+                                      f"{', '.join(str(t.id) for t in ts)}")
         reference = self.ledger.get("reference_outputs")
-        self.report.trial(t.label, phase, done, left, plan.max_rounds)
-        b: list[float] = []
-        c: list[float] = []
-        kb: list[float] = []
-        kc: list[float] = []
-        symbols = [r["symbol"] for r in self.ledger.get("top_kernels", []) if r["kernel"] == t.kernel]
-        decision = acc.Decision(acc.CONTINUE, "", None, 0)
-        for i in range(plan.max_rounds):
-            self._check_stop()
-            results = {}
-            for role, exe in pair_order(i, base.executable, t.executable):
-                results[role] = self._run_round(exe, t.id, phase, i, role)
-                self._record_round(t.id, phase, i, role, results[role][0])
-            (rb, sb), (rc, sc) = results["B"], results["C"]
-            self._require_baseline_ok(rb, f"round {i} against candidate {t.id}")
+        out = {}
+        share = seconds / len(ts)
+        for t in ts:
+            rc, i = results[t.id], idx[t.id]
             if not rc.ok:
                 reason = R_TIMEOUT if rc.failure == "timeout" else R_CRASH
                 tail = rc.outputs.get("stderr_tail", "")
-                detail = f"round {i}: {rc.failure}, exit {rc.outputs.get('returncode')}" + (f": {tail}" if tail else "")
-                return acc.REJECT, reason, {"rounds": i + 1, "detail": detail}
+                out[t.id] = (reason, f"round {i}: {rc.failure}, exit {rc.outputs.get('returncode')}" + (f": {tail}" if tail else ""), share)
+                continue
             differ = outputs_differ(reference, rc.outputs)
-            if differ:
-                return acc.REJECT, R_WRONG_OUTPUT, {"rounds": i + 1, "detail": f"round {i}: {differ}"}
-            b.append(metric_value(rb, self.opt.metric))
-            c.append(metric_value(rc, self.opt.metric))
-            kernel_b = [rb.kernel_ns[s] for s in symbols if s in rb.kernel_ns]
-            kernel_c = [rc.kernel_ns[s] for s in symbols if s in rc.kernel_ns]
+            out[t.id] = (R_WRONG_OUTPUT, f"round {i}: {differ}", share) if differ else ("", "", share)
+        return out
+
+    def _pairs(self, t: Trial, phase: str, n: int | None = None) -> tuple[list[float], list[float]]:
+        """The decision values of `t`'s complete pairs in `phase` (the first n); a pair with a failed
+        round (crash, timeout) ends them: it has no value, and it ended the trial."""
+        rows = {(r.idx, r.role): r for r in self.ledger.rounds(t.id, phase)}
+        b, c = [], []
+        i = 0
+        while (i, "B") in rows and (i, "C") in rows and (n is None or i < n) and rows[(i, "B")].ok and rows[(i, "C")].ok:
+            b.append(metric_value(_as_result(rows[(i, "B")]), self.opt.metric))
+            c.append(metric_value(_as_result(rows[(i, "C")]), self.opt.metric))
+            i += 1
+        return b, c
+
+    def _evidence(self, t: Trial, phase: str, n: int, tail: float) -> dict:
+        """The intervals of `t`'s first n pairs in `phase`: decision metric, kernel, plain sum."""
+        rows = {(r.idx, r.role): r for r in self.ledger.rounds(t.id, phase)}
+        b, c = self._pairs(t, phase, n)
+        symbols = [r["symbol"] for r in self.ledger.get("top_kernels", []) if r["kernel"] in t.kernel.split(",")]
+        kb, kc = [], []
+        for i in range(len(b)):
+            kernel_b = [rows[(i, "B")].kernel_ns[s] for s in symbols if s in rows[(i, "B")].kernel_ns]
+            kernel_c = [rows[(i, "C")].kernel_ns[s] for s in symbols if s in rows[(i, "C")].kernel_ns]
             if kernel_b and kernel_c:
                 kb.append(sum(kernel_b))
                 kc.append(sum(kernel_c))
+        evidence: dict[str, Any] = {"rounds": len(b), "metric": self.opt.metric,
+                                    "critical_path": acc.median_ratio_interval(b, c, tail_alpha=tail).to_json()}
+        if len(kb) == len(b) and kb:
+            evidence["kernel"] = acc.median_ratio_interval(kb, kc, tail_alpha=tail).to_json()
+        evidence["sum"] = acc.median_ratio_interval([rows[(i, "B")].sum_ns for i in range(len(b))],
+                                                    [rows[(i, "C")].sum_ns for i in range(len(b))], tail_alpha=tail).to_json()
+        reference = self.ledger.get("reference_outputs") or {}
+        evidence["outputs"] = {"digests": reference.get("digests"), "stdout_matched": True, "rounds_checked": len(c)}
+        return evidence
+
+    def _measure(self, t: Trial, phase: str, plan: acc.SequentialPlan, done: int, left: int) -> tuple[str, str, dict]:
+        """Fresh interleaved rounds against the current baseline until the sequential test stops.
+
+        Returns (verdict, reason, evidence); verdict is accept / reject / inconclusive."""
+        base = self.ledger.current_baseline()
+        self.report.trial(t.label, phase, done, left, plan.max_rounds)
+        decision = acc.Decision(acc.CONTINUE, "", None, 0)
+        for i in range(plan.max_rounds):
+            self._check_stop()
+            reason, detail, secs = self._pair(t, phase, i, base)
+            if reason:
+                return acc.REJECT, reason, {"rounds": i + 1, "detail": detail}
+            b, c = self._pairs(t, phase)
             decision = acc.sequential_decision(b, c, plan)
             est = ""
             if decision.interval is not None:
@@ -667,19 +1105,11 @@ class OptimizeLoop:
                 est = f"ratio {iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
             elif len(b) >= 2:
                 est = f"ratio ~{acc.median_ratio_interval(b, c, tail_alpha=0.5).estimate:.3f}"
-            self.report.round(i + 1, est, sb + sc)
+            self.report.round(i + 1, est, secs)
             if decision.verdict != acc.CONTINUE:
                 break
-        evidence: dict[str, Any] = {"decision": decision.to_json(), "plan": plan.to_json(), "rounds": len(b),
-                                    "metric": self.opt.metric}
-        tail = plan.look_alpha
-        evidence["critical_path"] = acc.median_ratio_interval(b, c, tail_alpha=tail).to_json()
-        if len(kb) == len(b) and kb:
-            evidence["kernel"] = acc.median_ratio_interval(kb, kc, tail_alpha=tail).to_json()
-        evidence["sum"] = acc.median_ratio_interval(
-            [r.sum_ns for r in self.ledger.rounds(t.id, phase) if r.role == "B"][: len(b)],
-            [r.sum_ns for r in self.ledger.rounds(t.id, phase) if r.role == "C"][: len(c)], tail_alpha=tail).to_json()
-        evidence["outputs"] = {"digests": reference.get("digests"), "stdout_matched": True, "rounds_checked": len(c)}
+        evidence = {"decision": decision.to_json(), "plan": plan.to_json(),
+                    **self._evidence(t, phase, decision.rounds or plan.max_rounds, plan.look_alpha)}
         return decision.verdict, decision.reason, evidence
 
     def _counts(self) -> tuple[int, int]:
@@ -691,72 +1121,251 @@ class OptimizeLoop:
     def _plan(self, alpha: float) -> acc.SequentialPlan:
         return self.base_plan.with_min_gain(float(self.ledger.get("effective_min_gain", self.opt.min_gain))).with_alpha(alpha)
 
+    def _race_plan(self) -> racing.RacePlan:
+        return racing.RacePlan.doubling(float(self.ledger.get("effective_min_gain", self.opt.min_gain)), self.alpha,
+                                        self.opt.rounds, self.opt.max_rounds)
+
+    def _pairs_left(self, extra_s: float = 0.0) -> float:
+        """The pairs the time budget still pays for (after `extra_s` more seconds of other work), after
+        room for two confirmations and the final check (at most half the budget: with a short budget on
+        a slow program that room would leave the race no pair at all, and a confirmation that runs over
+        the budget beats a run that measured nothing)."""
+        pair_s = self.ledger.get("pair_seconds")
+        if not pair_s:
+            return math.inf
+        reserve_s = min((2 * self.opt.max_rounds + self.opt.aa_rounds) * pair_s, 0.5 * self.opt.time_budget_s)
+        return max(0.0, (self.opt.time_budget_s - self.elapsed() - extra_s - reserve_s) / pair_s)
+
+    @staticmethod
+    def _score(t: Trial) -> float:
+        return float(t.ordering.get("score", t.expected_value))
+
+    # ---- 5b. screen: the race (racing.py) ---------------------------------------------------
+
+    def _racers(self, generation: int, statuses: tuple[str, ...]) -> list[Trial]:
+        return sorted((t for t in self.ledger.trials(generation=generation) if t.status in statuses and not t.components),
+                      key=lambda t: (-self._score(t), t.id))
+
     def screen(self) -> str:
-        for t in self.ledger.trials(status="screening"):
-            self.ledger.forget_rounds(t.id, "screen")  # half-done: redo from its first round
-            self.ledger.update_trial(t.id, status="built")
-        for t in self.ledger.trials(status="built"):
+        base = self.ledger.current_baseline()
+        generation = base.generation
+        plan = self._race_plan()
+        race = self.ledger.get("race") or {}
+        # A new race: a new generation's, or one of candidates built after the generation's race (not built then)
+        if race.get("generation") != generation or self._racers(generation, ("built",)):
+            if not self._racers(generation, ("built", "screening")):
+                return CONFIRM
+            self._start_race(generation, plan)
+        while True:
             self._check_stop()
-            if self.elapsed() >= self.opt.time_budget_s:
-                self._reject(t, R_BUDGET, f"not measured: --time-budget {self.opt.time_budget_s:.0f} s spent")
-                continue
-            self.ledger.update_trial(t.id, status="screening")
-            done, left = self._counts()
-            verdict, reason, evidence = self._measure(t, "screen", self._plan(self.alpha), done, left)
-            with self.ledger.transaction():
-                self.ledger.add_decision(t.id, "screen", verdict, reason, evidence)
-                if verdict == acc.ACCEPT:
-                    self.ledger.update_trial(t.id, status="screened", evidence={"screen": evidence})
-                else:
-                    self.ledger.update_trial(t.id, status="rejected", reason=reason,
-                                             detail=evidence.get("detail") or _ratio_text(evidence), evidence={"screen": evidence})
-            if verdict == acc.ACCEPT:
-                self.report.message(f"{self.ledger.trial(t.id).label}: passed screening ({_ratio_text(evidence)}); to be re-measured")
-            else:
-                self._write_verdict(t.id)
-                self._drop_trees(t.id)
-                self.report.verdict(self.ledger.trial(t.id).label, f"{reason} ({_ratio_text(evidence)})", False)
+            rung = int(self.ledger.get("race")["rung"])
+            target = racing.next_rung(plan, rung)
+            racers = self._racers(generation, ("screening",))
+            if not racers or target is None:
+                break
+            self._race_to(racers, target, base)
+            self._judge(generation, rung + 1, target, plan)
         return CONFIRM
+
+    def _start_race(self, generation: int, plan: racing.RacePlan) -> None:
+        """The race's entrants (--max-trials, by score) and their first rung (the budget, by score)."""
+        entrants = self._racers(generation, ("built",))
+        room = max(0, self.opt.max_trials - self._measured())
+        over, entrants = entrants[room:], entrants[:room]
+        racers = [racing.Racer(t.id, t.loop_key, self._score(t)) for t in entrants]
+        granted, refused = racing.grant(racers, plan.rungs[0], self._pairs_left(), first=True, plan=plan)
+        if racers and not granted and self._measured() == 0 and self.elapsed() < self.opt.time_budget_s:
+            # Nothing measured yet: the best candidate races into the reserve rather than the run ending empty.
+            granted, refused = [racers[0].id], [r.id for r in racers[1:]]
+        with self.ledger.transaction():
+            for t in over:
+                self.ledger.reject(t.id, R_BUDGET, f"not measured: --max-trials {self.opt.max_trials} went to candidates "
+                                   "of higher expected value")
+            for tid in refused:
+                self.ledger.reject(tid, R_BUDGET, "not measured: the time budget's pairs went to candidates of higher "
+                                   "expected value" if granted else "not measured: the time budget left pays for no "
+                                   "pairs beyond two confirmations and the final check")
+            for tid in granted:
+                self.ledger.update_trial(tid, status="screening")
+            self.ledger.set("race", {"generation": generation, "rung": -1, "plan": plan.to_json()})
+        for t in over + [self.ledger.trial(i) for i in refused]:
+            self._write_verdict(t.id)
+            self._drop_trees(t.id)
+        self.report.message(f"race of {len(granted)} candidates: rungs {', '.join(map(str, plan.rungs))} pairs"
+                            + (f"; {len(over) + len(refused)} not measured (budget)" if over or refused else ""))
+
+    def _race_to(self, racers: list[Trial], target: int, base: Baseline) -> None:
+        """Measure every racer to `target` complete pairs, round-robin, highest score first, two
+        candidates to one baseline run (SHARED_BASELINE): partners are fixed for the rung, so that
+        a resumed race files each baseline run as the uninterrupted one would have."""
+        counts = {t.id: len(self._pairs(t, "screen")[0]) for t in racers}
+        alive = {t.id for t in racers}
+        groups = [sorted(racers[k: k + SHARED_BASELINE], key=lambda t: t.id) for k in range(0, len(racers), SHARED_BASELINE)]
+        while True:
+            if not any(counts[t] < target for t in alive):
+                return
+            for group in groups:
+                members = [t for t in group if t.id in alive and counts[t.id] < target]
+                if not members:
+                    continue
+                self._check_stop()
+                if self.elapsed() >= self.opt.time_budget_s:
+                    for other in [t for t in racers if t.id in alive]:
+                        self._decide_racer(other, acc.REJECT, R_BUDGET, f"--time-budget {self.opt.time_budget_s:.0f} s spent "
+                                           f"after {counts[other.id]} pairs", counts[other.id], None)
+                    return
+                done, left = self._counts()
+                self.report.trial(" + ".join(t.label for t in members), f"race to {target}", done, left, target)
+                if len({counts[t.id] for t in members}) == 1:
+                    batches = [members]
+                else:  # a partner is a pair behind (a resumed race): each goes alone, filed as before
+                    batches = [[t] for t in members]
+                for batch in batches:
+                    outcome = self._shared_pairs(batch, {t.id: counts[t.id] for t in batch}, "screen", base,
+                                                 name=(group[0].id, counts[batch[0].id]))
+                    for t in batch:
+                        reason, detail, secs = outcome[t.id]
+                        counts[t.id] += 1
+                        self.report.round(counts[t.id], "", secs)
+                        if reason:
+                            self._decide_racer(t, acc.REJECT, reason, detail, counts[t.id], None)
+                            alive.discard(t.id)
+
+    def _decide_racer(self, t: Trial, verdict: str, reason: str, detail: str, n: int, call: racing.Call | None,
+                      plan: racing.RacePlan | None = None) -> None:
+        """Record a racer's screening decision (committed with its status), then say it."""
+        with self.ledger.transaction():
+            evidence = self._record_racer(t, verdict, reason, detail, n, call, plan or self._race_plan())
+        self._announce_racer(t, verdict, reason, detail, evidence)
+
+    def _record_racer(self, t: Trial, verdict: str, reason: str, detail: str, n: int, call: racing.Call | None,
+                      plan: racing.RacePlan) -> dict:
+        """A racer's screening decision and status, inside the caller's transaction; its evidence."""
+        t = self.ledger.trial(t.id)
+        complete = len(self._pairs(t, "screen")[0])
+        evidence: dict[str, Any] = self._evidence(t, "screen", min(n, complete), plan.look_alpha) if complete else {"rounds": n}
+        evidence.update({"decision": call.to_json() if call else {"verdict": verdict, "reason": reason, "rounds": n},
+                         "plan": plan.to_json(), "race": {"score": self._score(t)}})
+        if detail:
+            evidence["detail"] = detail
+        self.ledger.add_decision(t.id, "screen", verdict, reason, evidence)
+        if verdict == acc.ACCEPT:
+            self.ledger.update_trial(t.id, status="screened", evidence={"screen": evidence})
+        else:
+            self.ledger.update_trial(t.id, status="rejected", reason=reason,
+                                     detail=detail or _ratio_text(evidence), evidence={"screen": evidence})
+        return evidence
+
+    def _announce_racer(self, t: Trial, verdict: str, reason: str, detail: str, evidence: dict) -> None:
+        if verdict == acc.ACCEPT:
+            self.report.message(f"{t.label}: passed screening ({_ratio_text(evidence)}); to be re-measured")
+        else:
+            self._write_verdict(t.id)
+            self._drop_trees(t.id)
+            self.report.verdict(t.label, f"{reason} ({detail or _ratio_text(evidence)})"[:200], False)
+
+    def _judge(self, generation: int, rung: int, n: int, plan: racing.RacePlan) -> None:
+        """Every racer's call at rung `rung` (n pairs), and who runs the next rung: committed in one
+        transaction with the race's new rung, so that a resumed race never judges a rung twice."""
+        trials = self._racers(generation, ("screening",))
+        racers = []
+        for t in trials:
+            b, c = self._pairs(t, "screen", n)
+            racers.append(racing.Racer(t.id, t.loop_key, self._score(t), b, c))
+        passed: dict[str, list[racing.Call]] = {}
+        for t in self.ledger.trials(generation=generation):
+            d = self.ledger.decision(t.id, "screen")
+            if t.status == "screened" and d and not t.components and d.get("decision", {}).get("interval"):
+                iv = acc.RatioInterval(**d["decision"]["interval"])
+                passed.setdefault(t.loop_key, []).append(racing.Call(t.id, acc.ACCEPT, acc.REASON_GAIN, "", iv, iv.n))
+        calls = racing.judge_rung(racers, n, plan, passed)
+        continuing = [r for r in racers if calls[r.id].verdict == acc.CONTINUE]
+        nxt = racing.next_rung(plan, rung)
+        granted, refused = (racing.grant(continuing, nxt, self._pairs_left(), first=False, plan=plan)
+                            if nxt is not None and continuing else ([r.id for r in continuing], []))
+        by_id = {t.id: t for t in trials}
+        said = []
+        with self.ledger.transaction():
+            for r in racers:
+                call = calls[r.id]
+                if call.verdict != acc.CONTINUE:
+                    said.append((r.id, call.verdict, call.reason, call.detail,
+                                 self._record_racer(by_id[r.id], call.verdict, call.reason, call.detail, n, call, plan)))
+                elif r.id in refused:
+                    detail = (f"stopped after {n} pairs: the time budget's pairs went to candidates of higher expected "
+                              "value" if granted else f"stopped after {n} pairs: the time budget left pays for no pairs "
+                              "beyond two confirmations and the final check")
+                    said.append((r.id, acc.REJECT, R_BUDGET, detail,
+                                 self._record_racer(by_id[r.id], acc.REJECT, R_BUDGET, detail, n, None, plan)))
+            self.ledger.set("race", {"generation": generation, "rung": rung, "plan": plan.to_json()})
+        for tid, verdict, reason, detail, evidence in said:
+            self._announce_racer(by_id[tid], verdict, reason, detail, evidence)
 
     # ---- 6. confirm and decide -------------------------------------------------------------
 
+    @staticmethod
+    def _estimate(t: Trial) -> float:
+        cp = (t.evidence.get("screen") or {}).get("critical_path") or {}
+        return float(cp.get("estimate") or 1.0)
+
     def confirm(self) -> str:
+        """Each loop's screened candidates, best loop first, re-measured fresh (alpha spent across
+        the run) until one is accepted; carries (combine.py) before them."""
         for t in self.ledger.trials(status="confirming"):
             self.ledger.forget_rounds(t.id, "confirm")
             self.ledger.update_trial(t.id, status="screened")
-        contenders = sorted(self.ledger.trials(status="screened"),
-                            key=lambda t: (t.evidence["screen"]["critical_path"]["estimate"], t.id))
-        for t in contenders:
+        generation = self.ledger.current_baseline().generation
+        while True:
             self._check_stop()
-            k = sum(1 for _ in self.ledger.decisions("confirm")) + 1
-            alpha_k = acc.confirmation_alpha(self.alpha, k)
-            self.ledger.update_trial(t.id, status="confirming")
-            done, left = self._counts()
-            verdict, reason, evidence = self._measure(t, "confirm", self._plan(alpha_k), done, left)
-            evidence["confirmation"] = {"k": k, "alpha": alpha_k}
-            both = {"screen": t.evidence["screen"], "confirm": evidence}
-            if verdict == acc.ACCEPT:
-                self._accept(t, evidence, both)
-                return PROPOSE
-            with self.ledger.transaction():
-                self.ledger.add_decision(t.id, "confirm", verdict, reason, evidence)
-                self.ledger.update_trial(t.id, status="rejected", reason=reason,
-                                         detail=evidence.get("detail", "on a fresh re-measure after passing screening"),
-                                         evidence=both)
-            self._write_verdict(t.id)
-            self._drop_trees(t.id)
-            self.report.verdict(t.label, f"{reason} on re-measure ({_ratio_text(evidence)})", False)
-        return PROPOSE
+            contenders = [t for t in self.ledger.trials(status="screened") if t.generation == generation]
+            if not contenders:
+                return COMBINE
+            carries = [t for t in contenders if t.components]
+            if carries:
+                group = carries[:1]
+            else:
+                loops: dict[str, list[Trial]] = {}
+                for t in sorted(contenders, key=lambda t: (self._estimate(t), t.id)):
+                    loops.setdefault(t.loop_key, []).append(t)
+                group = min(loops.values(), key=lambda g: (self._estimate(g[0]), g[0].id))
+            for t in group:
+                if self._confirm_one(t):
+                    return COMBINE
+
+    def _confirm_one(self, t: Trial) -> bool:
+        self._check_stop()
+        k = sum(1 for _ in self.ledger.decisions("confirm")) + 1
+        alpha_k = acc.confirmation_alpha(self.alpha, k)
+        self.ledger.update_trial(t.id, status="confirming")
+        done, left = self._counts()
+        verdict, reason, evidence = self._measure(t, "confirm", self._plan(alpha_k), done, left)
+        evidence["confirmation"] = {"k": k, "alpha": alpha_k}
+        both = {"screen": t.evidence.get("screen", {}), "confirm": evidence}
+        if verdict == acc.ACCEPT:
+            self._accept(t, evidence, both)
+            return True
+        detail = evidence.get("detail", "on a fresh re-measure after passing screening")
+        with self.ledger.transaction():
+            self.ledger.add_decision(t.id, "confirm", verdict, reason, evidence)
+            self.ledger.update_trial(t.id, status="rejected", reason=reason, detail=detail, evidence=both)
+            self._settle_components(t, accepted=False, reason=reason, detail=detail)
+        self._write_verdict(t.id)
+        self._drop_trees(t.id)
+        self.report.verdict(t.label, f"{reason} on re-measure ({_ratio_text(evidence)})", False)
+        return False
 
     def _accept(self, t: Trial, evidence: dict, both: dict) -> None:
         base = self.ledger.current_baseline()
-        superseded = [other.id for other in self.ledger.trials(status="screened")]
+        superseded = [other.id for other in self.ledger.trials(status="screened")
+                      if other.generation == t.generation and other.loop_key == t.loop_key and not other.components]
         with self.ledger.transaction():
             self.ledger.add_decision(t.id, "confirm", acc.ACCEPT, acc.REASON_GAIN, evidence)
             self.ledger.update_trial(t.id, status="accepted", reason=acc.REASON_GAIN, evidence=both)
             for other in self.ledger.trials(status="screened"):
-                self.ledger.update_trial(other.id, status="rejected", reason=R_SUPERSEDED,
-                                         detail=f"trial {t.id} was accepted for the same loop")
+                if other.generation == t.generation and other.loop_key == t.loop_key and not other.components:
+                    self.ledger.update_trial(other.id, status="rejected", reason=R_SUPERSEDED,
+                                             detail=f"trial {t.id} was accepted for the same loop")
+            self._settle_components(t, accepted=True)
             if self.project:  # the candidate's tree is the new baseline's; its resources replace its file's
                 self.ledger.add_baseline(Baseline(base.generation + 1, t.id, t.source_sha256, f"trials/{t.id}/tree",
                                                   t.executable, {**base.resources, **(t.resources or {})}))
@@ -767,6 +1376,70 @@ class OptimizeLoop:
         for other in superseded:
             self._drop_trees(other)
         self.report.verdict(t.label, f"ACCEPTED ({_ratio_text(evidence)})", True)
+
+    # ---- 6b. combine: carry the other loops' winners onto the new baseline (combine.py) ------
+
+    def combine(self) -> str:
+        if self.ledger.trials(status="proposed"):
+            return BUILD  # a carry was planned before the run stopped
+        base = self.ledger.current_baseline()
+        stale = [t for t in self.ledger.trials(status="screened") if t.generation < base.generation]
+        if not stale:
+            return PROPOSE
+        if self.project:  # carrying rewrites between a project's trees is not done: the loops are planned again
+            with self.ledger.transaction():
+                for t in stale:
+                    self.ledger.update_trial(t.id, status="rejected", reason=R_REPLANNED,
+                                             detail=f"another loop's candidate was accepted first; its loop is planned "
+                                             f"again on generation {base.generation}")
+            for t in stale:
+                self._write_verdict(t.id)
+                self._drop_trees(t.id)
+            return PROPOSE
+        base_path = self._abs(base.source_path)
+        analysis = self._analysis(base_path)
+        original = self._abs(self.ledger.baselines()[0].source_path).read_text(errors="replace")
+        to_original = original_line_of(original, base_path.read_text(errors="replace"))
+        ranges: dict[str, tuple[int, int] | None] = {}
+        for t in stale:
+            kernel, line = split_key(t.loop_key)
+            loop = next((lp for lp in analysis.loops if getattr(lp, "kernel", "") == kernel
+                         and to_original.get(int(lp.line)) == line), None)
+            ranges[t.loop_key] = None if loop is None else (int(loop.line), int(getattr(loop, "end_line", 0) or loop.line))
+        tried_together = {c for x in self.ledger.trials() if x.rule == COMBINATION and x.status not in OPEN_STATUSES
+                          for c in x.components}
+        carry = plan_carry(stale, self._estimate, ranges, tried_together)
+        with self.ledger.transaction():
+            for tid, best in carry.superseded.items():
+                self.ledger.update_trial(tid, status="rejected", reason=R_SUPERSEDED,
+                                         detail=f"trial {best} is its loop's best screened candidate")
+            for tid, why in carry.conflicts.items():
+                self.ledger.update_trial(tid, status="rejected", reason=R_CONFLICT, detail=why)
+            if carry.components:
+                comps = [self.ledger.trial(c) for c in carry.components]
+                self._propose_carry(comps, base.generation)
+        for tid in [*carry.superseded, *carry.conflicts]:
+            self._write_verdict(tid)
+        return BUILD if carry.components else PROPOSE
+
+    def _propose_carry(self, comps: list[Trial], generation: int) -> int:
+        ordering = {"factors": {"carried: screened gain": 1 / max(1e-9, min(self._estimate(c) for c in comps))},
+                    "carried_from": [c.id for c in comps]}
+        if len(comps) == 1:
+            c = comps[0]
+            tid = self.ledger.add_trial(generation=generation, loop_key=c.loop_key, kernel=c.kernel, loop_id=c.loop_id,
+                                        rule=c.rule, factor=c.factor, expected_value=c.expected_value, ordering=ordering,
+                                        components=[c.id])
+            self.report.message(f"carrying trial {c.id} ({c.rule} x{c.factor} on {c.loop_id}) onto the new baseline")
+            return tid
+        kernels = ",".join(dict.fromkeys(c.kernel for c in comps))
+        tid = self.ledger.add_trial(generation=generation, loop_key="+".join(c.loop_key for c in comps), kernel=kernels,
+                                    loop_id="; ".join(c.loop_id for c in comps), rule=COMBINATION, factor=0,
+                                    expected_value=sum(c.expected_value for c in comps), ordering=ordering,
+                                    components=[c.id for c in comps])
+        self.report.message(f"combining the screened winners of {len(comps)} loops (trials "
+                            f"{', '.join(str(c.id) for c in comps)}) into one candidate on the new baseline")
+        return tid
 
     # ---- 7. finish -------------------------------------------------------------------------
 
@@ -800,9 +1473,32 @@ class OptimizeLoop:
         for t in self.ledger.trials():
             if t.status not in OPEN_STATUSES:
                 self._write_verdict(t.id)
+        self._record_prior()
         write_artifacts(self.run_dir, self.ledger, state=DONE)
         self._write_report()
         return DONE
+
+    def _record_prior(self) -> None:
+        """What this run measured, for the order of later runs on this machine (search_prior.py)."""
+        prior = open_prior(prior_root(self.run_dir))
+        if prior is None:
+            return
+        machine = f"{self.ledger.get('backend')}|{self.ledger.get('device')}"
+        rows = []
+        for t in self.ledger.trials():
+            shape = t.ordering.get("shape")
+            if t.components or not shape:
+                continue
+            if t.status in ("accepted", CARRIED):
+                rows.append((t.id, machine, t.rule, t.factor, shape, True, 1 / self._estimate(t) - 1))
+            elif t.status == "rejected" and t.reason in LOST_REASONS:
+                rows.append((t.id, machine, t.rule, t.factor, shape, False, 1 / self._estimate(t) - 1))
+        try:
+            prior.record(self.run_dir.name, rows)
+        except RocmPerfError as e:
+            self.report.message(f"search prior not updated: {e}")
+        finally:
+            prior.close()
 
     # ---- the roofline (roofline_round.py) ---------------------------------------------------
 
@@ -860,6 +1556,20 @@ class OptimizeLoop:
         except RocmPerfError as e:
             self.ledger.set("report_html_error", str(e))
             self.report.message(f"report.html not written: {e}")
+
+
+def prior_root(run_dir: Path) -> Path:
+    """Where the search prior lives: the sweep directory a run belongs to, else the runs root."""
+    for parent in list(Path(run_dir).parents)[:4]:
+        if (parent / "sweep.db").exists():
+            return parent
+    return Path(run_dir).parent
+
+
+def _as_result(row: RoundRow) -> RoundResult:
+    """A recorded round as measure.metric_value reads it."""
+    return RoundResult(row.ok, row.failure, row.cp_ns, row.sum_ns, row.kernel_ns, row.outputs.get("cp_share", {}),
+                       row.outputs)
 
 
 def pair_order(i: int, baseline: str, candidate: str) -> list[tuple[str, str]]:

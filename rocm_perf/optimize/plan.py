@@ -2,7 +2,10 @@
 
 Pure functions over the source analysis (rocm_perf.source), the kernel ranking (critical-path
 shares), the baseline's compile-check resources and, when the baseline was sampled, the loops'
-measured heat (optimize/heat.py). A loop is named across generations of the
+measured heat (optimize/heat.py). A candidate's expected value is a product of named factors
+(`value_factors`, then `evidence_factors` once it is built: the ISA deltas and the prior of
+earlier runs), each recorded with it so that a report can say why it came where it did.
+A loop is named across generations of the
 baseline by its line in the ORIGINAL source (`loop_key`), found by mapping unchanged lines back
 through the accepted edits; a loop that exists only inside an accepted edit (a remainder loop, a
 copy) is not proposed again, and a loop is tried in one generation only.
@@ -11,7 +14,10 @@ copy) is not proposed again, and a loop is tried in one generation only.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
+
+from rocm_perf.optimize.search_prior import loop_shape
 
 # Prior weight of an unroll factor: 4 most often pays on both CPUs and GPUs; 8 risks registers.
 _FACTOR_PRIOR = {2: 0.8, 4: 1.0, 8: 0.7, 16: 0.4}
@@ -49,6 +55,8 @@ class Proposal:
     factor: int
     expected_value: float
     heat: float | None = None  # the loop's measured share of its kernel (None: not measured)
+    factors: dict = field(default_factory=dict, compare=False)  # name -> weight; expected_value is their product
+    shape: str = ""  # search_prior.loop_shape of the loop
 
     @property
     def cold(self) -> bool:
@@ -85,20 +93,63 @@ def heat_weight(heat: float) -> float:
     return max(0.0, min(1.0, float(heat)))
 
 
-def expected_value(share: float, loop, factor: int, resources: dict | None, heat: float | None = None) -> float:
-    """A score to order candidates: the kernel's critical-path share times where in the kernel the
-    loop's time is (its measured `heat` when the baseline was sampled, else a guess from its
-    nesting depth and trip count), less for factors above a known trip count and for kernels
-    already heavy in registers."""
+def value_factors(share: float, loop, factor: int, resources: dict | None, heat: float | None = None,
+                  headroom: float | None = None) -> dict[str, float]:
+    """The named factors of a candidate's expected value before it is built: the kernel's
+    critical-path share (and its roofline headroom when counters were read), where in the kernel
+    the loop's time is (its measured `heat` when the baseline was sampled, else a guess from its
+    nesting depth and trip count), the kernel's register pressure, and the unroll factor's prior;
+    `beyond trip count` (0) when the factor exceeds a known trip count."""
+    factors = {"critical-path share": share}
+    if headroom is not None:
+        factors["roofline headroom"] = headroom
     trip = getattr(loop, "trip_count", None)
     if trip is not None and trip < factor:
-        return 0.0  # unrolling past the trip count changes nothing
-    register_weight = 1.0
+        factors["beyond trip count"] = 0.0  # unrolling past the trip count changes nothing
+    if heat is None or heat < COLD_SHARE:
+        factors["loop guess (depth, trip)"] = depth_weight(loop)
+    else:
+        factors["loop heat"] = heat_weight(heat)
     vgpr = (resources or {}).get("vgpr")
     if vgpr:
-        register_weight = 1.0 / (1.0 + factor * vgpr / 1024.0)
-    location = depth_weight(loop) if heat is None or heat < COLD_SHARE else heat_weight(heat)
-    return share * location * register_weight * _FACTOR_PRIOR.get(factor, 0.3)
+        factors["register pressure"] = 1.0 / (1.0 + factor * vgpr / 1024.0)
+    factors["unroll factor prior"] = _FACTOR_PRIOR.get(factor, 0.3)
+    return factors
+
+
+def expected_value(share: float, loop, factor: int, resources: dict | None, heat: float | None = None) -> float:
+    """A score to order candidates: the product of `value_factors`."""
+    return math.prod(value_factors(share, loop, factor, resources, heat).values())
+
+
+# The ISA's say: a rewrite that cuts the machine loop's instructions per unit of work by 10 %
+# weighs 1.4; one that adds 10 % weighs 0.6 (never beyond [0.25, 2]).
+_ISA_SLOPE = 4.0
+_ISA_RANGE = (0.25, 2.0)
+
+
+def evidence_factors(isa: dict | None, prior: dict | None, *, apply_isa: bool) -> tuple[dict[str, float], dict[str, str]]:
+    """(factors, notes) a built candidate adds to its expected value: the ISA deltas of its loop
+    (`isa_loops.IsaDelta.to_json()`: instructions per unit of work, VGPRs) when the measured
+    program runs that ISA (`apply_isa`), and the prior of earlier runs (`search_prior`).
+    `notes` says why evidence that exists was left out."""
+    factors: dict[str, float] = {}
+    notes: dict[str, str] = {}
+    if isa:
+        isa_factors = {}
+        if isa.get("per_work"):
+            isa_factors["ISA instructions per work"] = min(_ISA_RANGE[1], max(_ISA_RANGE[0], 1 + _ISA_SLOPE * (1 - isa["per_work"])))
+        base_vgpr, cand_vgpr = (isa.get("vgpr") or (None, None))[:2]
+        if base_vgpr and cand_vgpr:
+            isa_factors["VGPRs"] = min(1.5, max(0.5, 1 + (base_vgpr - cand_vgpr) / 128))
+        if apply_isa:
+            factors.update(isa_factors)
+        elif isa_factors:
+            notes["ISA"] = ("recorded, not applied: the host backend measures the CPU build, not the AMD ISA ("
+                            + ", ".join(f"{k} {v:.2f}" for k, v in isa_factors.items()) + ")")
+    if prior and prior.get("tried"):
+        factors["prior of earlier runs"] = float(prior["factor"])
+    return factors, notes
 
 
 def propose(
@@ -145,9 +196,12 @@ def propose(
             for factor in factors:
                 if only_factors and factor not in only_factors:
                     continue
-                ev = expected_value(ranked.value, loop, int(factor), resources.get(kernel), measured_heat)
+                named = value_factors(ranked.cp_share, loop, int(factor), resources.get(kernel), measured_heat,
+                                      ranked.headroom)
+                ev = math.prod(named.values())
                 if ev > 0:
-                    group.append(Proposal(key, kernel, str(loop.id), name, int(factor), ev, measured_heat))
+                    group.append(Proposal(key, kernel, str(loop.id), name, int(factor), ev, measured_heat, named,
+                                          loop_shape(loop)))
         if group:
             group.sort(key=lambda p: (-p.expected_value, p.rule, p.factor))
             groups.append(group)

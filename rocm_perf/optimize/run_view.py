@@ -102,6 +102,9 @@ class TrialView:
     # What else the ledger says about this candidate, shown as it is: the screening interval of a
     # confirmed candidate, kernel and sum ratios, outputs checked, the ordering's named factors...
     evidence: list[tuple[str, str]] = field(default_factory=list)
+    # Its place in the search's order (optimize/loop.py): the score and its named factors, when recorded.
+    score: float | None = None
+    factors: str = ""
 
     @property
     def measured(self) -> bool:
@@ -167,6 +170,7 @@ class RunView:
     kernel_times_from: str = ""  # which rounds kernel_times come from
     baseline_profiles: list[Path] = field(default_factory=list)  # the reference round's profile databases
     before_after: dict | None = None  # original vs final per kernel (`rocm-perf compare`'s JSON), when kept
+    search: str = ""  # how the candidates were searched (compile first, race), one line; "" before that search
 
     @property
     def finished(self) -> bool:
@@ -415,6 +419,36 @@ def _hot_source(run_dir: Path) -> dict | None:
         return None
 
 
+def _order_of(t) -> dict:
+    """The trial's score and named factors in the search's order, where the loop recorded them."""
+    ordering = getattr(t, "ordering", None) or {}
+    factors = ordering.get("factors") if isinstance(ordering, dict) else None
+    if not isinstance(factors, dict) or not factors:
+        return {}
+    notes = "; ".join(str(v) for v in (ordering.get("notes") or {}).values())
+    text = ", ".join(f"{k} {_plain(v)}" for k, v in factors.items()) + (f" ({notes})" if notes else "")
+    try:
+        score = float(ordering.get("score"))
+    except (TypeError, ValueError):
+        score = None
+    return {"score": score, "factors": text}
+
+
+def _search_note(ledger) -> str:
+    """One line on how the candidates were searched (optimize/loop.py: compile first, race, carry)."""
+    from rocm_perf.optimize.artifacts import search_summary
+
+    trials = ledger.trials()
+    if not any(t.build_key for t in trials):
+        return ""
+    s = search_summary(ledger, trials)
+    rungs = (s.get("race_plan") or {}).get("rungs")
+    return (f"search: {s['planned']} candidates built before any was measured ({s['builds']} builds), "
+            f"{s['duplicates']} duplicate(s) dropped, {s['raced']} raced"
+            + (f" in rungs of {', '.join(map(str, rungs))} pairs" if rungs else "")
+            + (f", {s['carries']} carried onto a newer baseline" if s["carries"] else ""))
+
+
 def load_run(run_dir: Path) -> RunView:
     """A run directory's report record, from its ledger (the source of truth) and metadata.json.
 
@@ -475,6 +509,7 @@ def load_run(run_dir: Path) -> RunView:
                 resources_before=_resources_of(before, t.kernel), resources_after=_resources_of(t.resources, t.kernel),
                 cp_share_before=_share_of(rounds, "B", symbols, t.kernel), cp_share_after=_share_of(rounds, "C", symbols, t.kernel),
                 phase=phase if iv else "", rounds=points, evidence=_evidence_lines(t, phase),
+                **_order_of(t),
             ))
         diff_path = run_dir / "accepted.diff"
         view.accepted_diff = diff_path.read_text(encoding="utf-8", errors="replace") if diff_path.exists() else ""
@@ -499,6 +534,7 @@ def load_run(run_dir: Path) -> RunView:
         view.kernel_times, view.kernel_times_from = _kernel_times(ledger)
         view.baseline_profiles = _baseline_profiles(run_dir)
         view.before_after = _before_after(run_dir)
+        view.search = _search_note(ledger)
         return view
     finally:
         ledger.close()

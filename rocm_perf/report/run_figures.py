@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -168,7 +169,14 @@ def forest_figure(run: RunView, stem: str) -> fg.Figure | None:
     ax.set_xlim(lo, hi)
     metric = metric_label(run)
     confidence = f"{run.confidence * 100:g} %" if run.confidence else "confidence"
-    ax.set_xlabel(f"candidate / baseline {metric} ({confidence} interval; left of 1 is faster)")
+    xlabel = f"candidate / baseline {metric} ({confidence} interval; left of 1 is faster)"
+    # The candidates with no row (never measured: duplicates, outraced, left for the budget) are
+    # counted under the axis by reason, so the figure accounts for every candidate of the run.
+    unmeasured = Counter(t.reason or t.decision or "open" for t in run.trials if not t.measured)
+    if unmeasured:
+        xlabel += (f"\nnot measured ({sum(unmeasured.values())}, listed in the table): "
+                   + ", ".join(f"{reason} {count}" for reason, count in unmeasured.most_common()))
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("candidate (trial, loop, rule x factor)")
     title = f"Candidates: {n} measured, {sum(t.accepted for t in rows)} accepted"
     handles = [Line2D([], [], color="#444", lw=0.8, label="no change")]

@@ -1,22 +1,38 @@
-"""Benchmark: the loop's search against exhaustive search of the same candidate space (prints a table).
+"""Benchmark: the loop's search against exhaustive search of the same candidate space, before and
+after a change of the loop (issue 17: compile first, order by evidence, race). Prints one table.
 
-For each kernels/ program (host backend):
-- loop: `rocm-perf optimize` as shipped (default options unless given here), then the speedup of
-  its final program over the original (the run's own final check: interleaved rounds) and the
-  trials it needed;
-- exhaustive: every candidate of the same space (loops of the same top kernels x applicable rules
-  x factors, against the original) measured with --rounds interleaved pairs, no early stopping;
-  the best candidate's median speedup, how many candidates were measurably faster (their 95 %
-  interval entirely below 1) and the trials that took.
+For each kernels/ program (host backend), three parts, each appending one JSON line per program
+to --results (so that a benchmark of many hours can be split, resumed and tabled at the end):
 
-Usage: .venv/bin/python tests/bench/bench_search.py [--programs row_reduce,runtime_trip] [--rounds 20]
-       [--time-budget 30m] [--max-trials 24]
+- exhaustive: every candidate of the space the loop plans (loops of the top kernels x applicable
+  rules x factors, against the original) measured with --rounds interleaved pairs, no early
+  stopping: the best single candidate's median speedup, how many were measurably faster (95 %
+  interval entirely below 1), its trials (candidates) and program runs, seconds;
+- loop: this checkout's `rocm-perf optimize` (defaults, but --metric, --time-budget, --max-trials,
+  --compile-check as given): the speedup of its final program over the original (the run's own
+  final check, interleaved rounds), candidates measured, program runs spent searching (every
+  measured round but the final check's), seconds;
+- before: the same for the loop of another commit (--before-ref), unpacked into a temporary
+  directory (git archive) and run from there in a subprocess.
+
+The goal (issue 17): the loop finds at least 95 % of exhaustive search's gain in at most 50 % of
+its trials, on every program. Trials are counted as program runs (a candidate's cost is its
+measured rounds; exhaustive search's is --rounds pairs per candidate), and as candidates.
+
+Usage:
+    .venv/bin/python tests/bench/bench_search.py --parts exhaustive,before,loop --results /tmp/search.jsonl
+        [--programs row_reduce,runtime_trip] [--rounds 20] [--metric median-path] [--time-budget 1h]
+        [--max-trials 24] [--before-ref main] [--compile-check off]
+    .venv/bin/python tests/bench/bench_search.py --table /tmp/search.jsonl
 Not collected by pytest (no test_ functions).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,46 +41,84 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from rocm_perf.backends.host import HostBackend  # noqa: E402
-from rocm_perf.errors import RocmPerfError  # noqa: E402
-from rocm_perf.optimize import acceptance as acc  # noqa: E402
-from rocm_perf.optimize.artifacts import build_summary  # noqa: E402
-from rocm_perf.optimize.command import create_run  # noqa: E402
-from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools, pair_order  # noqa: E402
-from rocm_perf.optimize.measure import ProfiledRounds, metric_value  # noqa: E402
-from rocm_perf.optimize.options import OptimizeOptions, parse_duration  # noqa: E402
-from rocm_perf.optimize.plan import RankedKernel, propose  # noqa: E402
+
+def ledger_stats(run_dir: Path) -> dict:
+    """What a finished run spent and found, read from its ledger with plain SQL (any schema version)."""
+    con = sqlite3.connect(str(Path(run_dir) / "ledger.db"))
+    meta = {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM meta")}
+    statuses = [s for (s,) in con.execute("SELECT status FROM trials")]
+    runs = con.execute("SELECT COUNT(*) FROM rounds WHERE phase != 'final'").fetchone()[0]
+    measured = con.execute("SELECT COUNT(DISTINCT trial_id) FROM rounds WHERE trial_id > 0 AND phase = 'screen'").fetchone()[0]
+    reasons: dict[str, int] = {}
+    for (r,) in con.execute("SELECT reason FROM trials WHERE status = 'rejected'"):
+        reasons[r] = reasons.get(r, 0) + 1
+    con.close()
+    fc = meta.get("final_check")
+    return {"speedup": (1 / fc["estimate"] - 1) if fc and fc.get("n") else 0.0, "accepted": statuses.count("accepted"),
+            "trials": len(statuses), "measured": measured, "runs": runs, "reasons": reasons,
+            "stop_reason": meta.get("stop_reason"), "run": str(run_dir)}
 
 
-def services(backend, opt) -> Services:
-    runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=opt.timeout_s, cwd=ROOT,
-                            timing_lines=opt.timing_lines)
-    return Services(backend, runner, SourceTools.default(), None)
+# Runs the loop of a checkout given as argv[1] (imports from there): the `before` part's subprocess.
+LOOP_SCRIPT = r"""
+import json, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from rocm_perf.backends.host import HostBackend
+from rocm_perf.optimize.command import compile_checker, create_run
+from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools
+from rocm_perf.optimize.measure import ProfiledRounds
+from rocm_perf.optimize.options import OptimizeOptions
+src, out, metric, budget, max_trials, check = sys.argv[2:8]
+backend = HostBackend()
+opt = OptimizeOptions(source=Path(src), out=Path(out), backend="host", compile_check=check, quiet=True, metric=metric,
+                      time_budget_s=float(budget), max_trials=int(max_trials))
+run_dir, ledger = create_run(opt, backend.name, backend.describe(), ["bench_search"])
+runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=opt.timeout_s, cwd=Path(src).parent,
+                        timing_lines=opt.timing_lines)
+t0 = time.time()
+OptimizeLoop(run_dir, ledger, opt, Services(backend, runner, SourceTools.default(), compile_checker(check))).run()
+print(json.dumps({"run_dir": str(run_dir), "seconds": time.time() - t0}))
+"""
 
 
-def run_loop(backend, source: Path, out: Path, args) -> dict:
-    opt = OptimizeOptions(source=source, out=out, backend="host", compile_check="off", quiet=True, metric=args.metric,
-                          time_budget_s=parse_duration(args.time_budget), max_trials=args.max_trials)
-    run_dir, ledger = create_run(opt, backend.name, backend.describe(), ["bench_search"])
-    t0 = time.time()
-    OptimizeLoop(run_dir, ledger, opt, services(backend, opt)).run()
-    s = build_summary(run_dir, ledger)
-    fc = s.get("final_check")
-    return {"speedup": (1 / fc["estimate"] - 1) if fc else 0.0, "accepted": len(s["accepted"]), "trials": s["trials"],
-            "seconds": time.time() - t0, "run": run_dir}
+def run_loop(checkout: Path, source: Path, out: Path, args) -> dict:
+    from rocm_perf.optimize.options import parse_duration
+
+    done = subprocess.run([sys.executable, "-c", LOOP_SCRIPT, str(checkout), str(source), str(out), args.metric,
+                           str(parse_duration(args.time_budget)), str(args.max_trials), args.compile_check],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{source.stem}: the loop of {checkout} failed:\n{done.stderr[-3000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return {**ledger_stats(Path(result["run_dir"])), "seconds": result["seconds"]}
 
 
-def run_exhaustive(backend, source: Path, out: Path, args) -> dict:
+def run_exhaustive(source: Path, out: Path, args) -> dict:
     """Every candidate against the original, --rounds pairs each."""
+    from rocm_perf.backends.host import HostBackend
+    from rocm_perf.errors import RocmPerfError
+    from rocm_perf.optimize import acceptance as acc
+    from rocm_perf.optimize.command import create_run
+    from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools, pair_order
+    from rocm_perf.optimize.measure import ProfiledRounds, metric_value
+    from rocm_perf.optimize.options import OptimizeOptions
+    from rocm_perf.optimize.plan import RankedKernel, propose
+
+    backend = HostBackend()
     opt = OptimizeOptions(source=source, out=out, backend="host", compile_check="off", quiet=True, aa_rounds=2,
                           metric=args.metric)
     run_dir, ledger = create_run(opt, backend.name, backend.describe(), ["bench_search exhaustive"])
-    svc = services(backend, opt)
+    runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=opt.timeout_s, cwd=source.parent,
+                            timing_lines=opt.timing_lines)
+    svc = Services(backend, runner, SourceTools.default(), None)
     loop = OptimizeLoop(run_dir, ledger, opt, svc)
+    metric = loop.opt.metric  # --metric auto resolved for the backend, as the loops resolve it
     t0 = time.time()
     loop.baseline()
     loop.noise_floor()
     loop.rank()
+    runs = 1 + 2 * opt.aa_rounds
     top = [RankedKernel(**r) for r in ledger.get("top_kernels", [])]
     base = ledger.current_baseline()
     src = run_dir / base.source_path
@@ -75,10 +129,13 @@ def run_exhaustive(backend, source: Path, out: Path, args) -> dict:
     best = (1.0, "")
     faster = 0
     trials = 0
+    results = []
     for p in (p for g in groups for p in g):
         trials += 1
+        label = f"{p.rule} x{p.factor} {p.loop_id}"
         cand = svc.tools.make_candidate(src, analysis, p.loop_id, p.rule, p.factor, rules=loop._rules_list())
         if any(not v.ok for v in svc.tools.guard_candidate(cand, [])):
+            results.append({"candidate": label, "skipped": "guard"})
             continue
         d = run_dir / "exhaustive" / str(trials)
         d.mkdir(parents=True)
@@ -86,7 +143,7 @@ def run_exhaustive(backend, source: Path, out: Path, args) -> dict:
         try:
             prog = backend.build(d / "source.cu", d / "build", [])
         except RocmPerfError as e:  # a candidate that does not build is simply not a result
-            print(f"  {p.rule} x{p.factor} {p.loop_id}: build failed: {str(e)[:100]}", file=sys.stderr)
+            results.append({"candidate": label, "skipped": f"build: {str(e)[:100]}"})
             continue
         b, c = [], []
         ok = True
@@ -94,43 +151,130 @@ def run_exhaustive(backend, source: Path, out: Path, args) -> dict:
             vals = {}
             for role, exe in pair_order(i, str(run_dir / base.executable), str(prog.executable)):
                 r = svc.runner(Path(exe), d / f"r{i}{role}", f"{i}-{role}")
+                runs += 1
                 ok = ok and r.ok
-                vals[role] = metric_value(r, args.metric)
+                vals[role] = metric_value(r, metric) if r.ok else 0.0
             if not ok:
                 break
             b.append(vals["B"])
             c.append(vals["C"])
         if not ok:
+            results.append({"candidate": label, "skipped": "failed"})
             continue
         iv = acc.median_ratio_interval(b, c, tail_alpha=0.025)
         faster += iv.high < 1.0
+        results.append({"candidate": label, "ratio": iv.estimate, "low": iv.low, "high": iv.high})
         if iv.estimate < best[0]:
-            best = (iv.estimate, f"{p.rule} x{p.factor} {p.loop_id}")
-        print(f"  {source.stem}: {p.rule} x{p.factor} {p.loop_id}: ratio {iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]", file=sys.stderr)
-    return {"speedup": 1 / best[0] - 1, "best": best[1], "faster": faster, "trials": trials, "seconds": time.time() - t0}
+            best = (iv.estimate, label)
+        print(f"  {source.stem}: {label}: ratio {iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]", file=sys.stderr, flush=True)
+    return {"speedup": 1 / best[0] - 1, "best": best[1], "faster": faster, "trials": trials, "runs": runs,
+            "seconds": time.time() - t0, "metric": metric, "candidates": results}
+
+
+def checkout_of(repo: str, ref: str) -> Path:
+    """The tree of `ref` unpacked into a temporary directory (git archive: the repository is not touched)."""
+    path = Path(tempfile.mkdtemp(prefix="bench_search-before-"))
+    archive = subprocess.run(["git", "-C", repo, "archive", ref], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(path)], input=archive, check=True)
+    return path
+
+
+def print_table(results: Path) -> None:
+    rows: dict[str, dict] = {}
+    header = {}
+    for line in results.read_text().splitlines():
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        if rec.get("part") == "settings":
+            header = rec
+            continue
+        rows.setdefault(rec["program"], {})[rec["part"]] = rec
+    if header:
+        print(f"# loop vs exhaustive search, {header.get('backend')}; exhaustive: {header.get('rounds')} pairs per "
+              f"candidate; loops: budget {header.get('time_budget')}, max trials {header.get('max_trials')}, metric "
+              f"{header.get('metric')}, compile check {header.get('compile_check')}; before = {header.get('before_ref')}\n")
+    print("| program | exhaustive: best single speedup (candidate) | faster | trials / runs | s "
+          "| before: speedup | % of exh. gain | measured / runs (% of exh.) | s "
+          "| after: speedup | % of exh. gain | measured / runs (% of exh.) | s | goal met |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for program in sorted(rows):
+        r = rows[program]
+        ex = r.get("exhaustive")
+        cells = [program]
+        if ex:
+            cells += [f"{ex['speedup']:+.1%} ({ex['best']})", str(ex["faster"]), f"{ex['trials']} / {ex['runs']}", f"{ex['seconds']:.0f}"]
+        else:
+            cells += ["-"] * 4
+        goal = "-"
+        for part in ("before", "loop"):
+            lp = r.get(part)
+            if not lp:
+                cells += ["-"] * 4
+                continue
+            share = (lp["speedup"] / ex["speedup"]) if ex and ex["speedup"] > 0 else None
+            cost = (lp["runs"] / ex["runs"]) if ex else None
+            cells += [f"{lp['speedup']:+.1%}", "-" if share is None else f"{share:.0%}",
+                      f"{lp['measured']} / {lp['runs']}" + ("" if cost is None else f" ({cost:.0%})"), f"{lp['seconds']:.0f}"]
+            if part == "loop" and ex:
+                gain_ok = ex["speedup"] <= 0 or lp["speedup"] >= 0.95 * ex["speedup"]
+                goal = "yes" if gain_ok and lp["runs"] <= 0.5 * ex["runs"] else "no"
+        cells.append(goal)
+        print("| " + " | ".join(cells) + " |")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--programs", default="", help="comma list of kernels/ program stems (default: all)")
+    ap.add_argument("--parts", default="exhaustive,before,loop", help="which searches to run (default: all three)")
+    ap.add_argument("--results", default="", help="JSON lines file the results are appended to (default: a new temporary file)")
+    ap.add_argument("--table", default="", help="print the table of a results file and stop")
     ap.add_argument("--rounds", type=int, default=20, help="pairs per candidate in the exhaustive search")
-    ap.add_argument("--time-budget", default="1h", help="the loop's budget per program (default: its own, 1h)")
+    ap.add_argument("--time-budget", default="1h", help="each loop's budget per program (default: its own, 1h)")
     ap.add_argument("--max-trials", type=int, default=24)
-    ap.add_argument("--metric", default="critical-path", choices=["critical-path", "median-path"])
+    ap.add_argument("--metric", default="median-path",
+                    help="the loops' and the exhaustive search's decision metric (default median-path: the loop before "
+                    "issue 17 knows no auto or cpu-path; auto gives the host backend's cpu-path to this checkout)")
+    ap.add_argument("--compile-check", default="off", choices=["auto", "off"], help="the loops' AMD compile check")
+    ap.add_argument("--before-ref", default="main", help="the commit whose loop is `before` (default: main)")
+    ap.add_argument("--repo", default=str(ROOT), help="the git repository --before-ref names (default: this checkout)")
     args = ap.parse_args()
+    if args.table:
+        print_table(Path(args.table))
+        return 0
     names = [n for n in args.programs.split(",") if n]
     programs = [ROOT / "kernels" / f"{n}.cu" for n in names] or sorted((ROOT / "kernels").glob("*.cu"))
-    backend = HostBackend()
+    parts = [p for p in args.parts.split(",") if p]
     work = Path(tempfile.mkdtemp(prefix="bench_search-"))
-    print(f"# loop vs exhaustive search on {backend.describe()}; exhaustive: {args.rounds} pairs per candidate; "
-          f"loop budget {args.time_budget}, max trials {args.max_trials}, metric {args.metric}\n")
-    print("| program | loop: speedup (final check) | loop: accepted / trials | loop: s | exhaustive: best single speedup | best candidate | measurably faster | exhaustive: trials | exhaustive: s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    results = Path(args.results) if args.results else work / "results.jsonl"
+    from rocm_perf.backends.host import HostBackend
+
+    before_ref = subprocess.run(["git", "-C", args.repo, "rev-parse", "--short", args.before_ref], capture_output=True,
+                                text=True).stdout.strip()
+    with results.open("a") as f:
+        f.write(json.dumps({"part": "settings", "backend": HostBackend().describe(), "rounds": args.rounds,
+                            "time_budget": args.time_budget, "max_trials": args.max_trials, "metric": args.metric,
+                            "compile_check": args.compile_check, "before_ref": before_ref,
+                            "after": subprocess.run(["git", "-C", args.repo, "rev-parse", "--short", "HEAD"],
+                                                    capture_output=True, text=True).stdout.strip()}) + "\n")
+    before = checkout_of(args.repo, args.before_ref) if "before" in parts else None
+    print(f"results: {results}", file=sys.stderr)
     for src in programs:
-        loop = run_loop(backend, src, work / "loop", args)
-        ex = run_exhaustive(backend, src, work / "exhaustive", args)
-        print(f"| {src.stem} | {loop['speedup']:+.1%} | {loop['accepted']} / {loop['trials']} | {loop['seconds']:.0f} "
-              f"| {ex['speedup']:+.1%} | {ex['best']} | {ex['faster']} | {ex['trials']} | {ex['seconds']:.0f} |", flush=True)
+        for part in parts:
+            t0 = time.time()
+            if part == "exhaustive":
+                rec = run_exhaustive(src, work / "exhaustive", args)
+            elif part == "before":
+                rec = run_loop(before, src, work / "before", args)
+            elif part == "loop":
+                rec = run_loop(ROOT, src, work / "loop", args)
+            else:
+                raise SystemExit(f"--parts: unknown part {part!r}")
+            with results.open("a") as f:
+                f.write(json.dumps({"program": src.stem, "part": part, **rec}) + "\n")
+            print(f"{src.stem} {part}: {rec.get('speedup', 0):+.1%}, {rec.get('runs')} runs, {time.time() - t0:.0f} s",
+                  file=sys.stderr, flush=True)
+    print_table(results)
     return 0
 
 

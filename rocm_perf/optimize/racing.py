@@ -1,0 +1,276 @@
+"""Screening many candidates at once: a race in rungs (successive halving with sequential looks).
+
+Pure functions over paired round values; the loop (loop.py) feeds them the ledger's rounds, and
+`simulate_search` feeds them seeded synthetic candidates (tests, tests/bench).
+
+Every candidate of a generation races against the same baseline in interleaved pairs, a rung at
+a time: all candidates still in the race are measured to the same pair count (`rungs`, e.g. 5,
+10, 20, 30), then each is judged on those pairs:
+
+- passes screening: its Hodges-Lehmann interval of the median ratio candidate/baseline lies
+  below 1 - min_gain at level look_alpha = alpha / len(rungs) per tail (Bonferroni over the
+  looks, as the sequential test of acceptance.py: one candidate falsely passes with probability
+  at most alpha);
+- slower / not significant: the interval lies above 1 / above 1 - min_gain (acceptance.py's rules);
+- inconclusive: still undecided at the last rung;
+- outraced (stops; never accepted): not plausibly a min_gain gain any more (its interval at the
+  lenient level `drop_alpha` lies above 1 - min_gain), or behind a rival for the same loop (its
+  interval lies entirely above the rival's), or in the slower part of its loop's rivals still
+  racing (successive halving: the best `keep` share of them, at least one, run the next rung).
+  Rivals are the candidates of one loop: at most one of them can be accepted;
+- budget: when the pairs left cannot take every candidate to its next rung, the candidates of
+  highest expected value get them (`grant`); a first rung may use at most `first_share` of them.
+
+Dropping a candidate can lose a gain but never accept one: every accept still needs a fresh
+confirmation at alpha / (k (k + 1)) (acceptance.confirmation_alpha), so the run's family-wise
+false-accept probability stays at most alpha, as before the race.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from rocm_perf.optimize import acceptance as acc
+
+OUTRACED = "outraced"
+BUDGET = "budget"
+
+
+@dataclass(frozen=True)
+class RacePlan:
+    """The rungs and error levels of a race; recorded in the ledger with every decision."""
+
+    min_gain: float = 0.02
+    alpha: float = 0.05  # one-sided level of each candidate's screening test (Bonferroni over rungs)
+    rungs: tuple[int, ...] = (5, 10, 20, 30)
+    keep: float = 0.5  # share of a loop's racing rivals that run the next rung
+    drop_alpha: float = 0.25  # lenient tail level of "still plausibly a min_gain gain" (a 50 % interval)
+    first_share: float = 0.5  # at most this share of the pairs left goes to first rungs
+    method: str = "hodges-lehmann"
+
+    def __post_init__(self) -> None:
+        if not 0 < self.min_gain < 1:
+            raise ValueError(f"min_gain must be in (0, 1), got {self.min_gain}")
+        if not 0 < self.alpha < 0.5 or not 0 < self.drop_alpha < 0.5:
+            raise ValueError(f"alpha and drop_alpha must be in (0, 0.5), got {self.alpha}, {self.drop_alpha}")
+        if not self.rungs or self.rungs[0] < 2 or list(self.rungs) != sorted(set(self.rungs)):
+            raise ValueError(f"rungs must be increasing pair counts from at least 2, got {self.rungs}")
+        if not 0 < self.keep <= 1 or not 0 < self.first_share <= 1:
+            raise ValueError("keep and first_share must be in (0, 1]")
+
+    @classmethod
+    def doubling(cls, min_gain: float, alpha: float, first: int, last: int, **kw) -> "RacePlan":
+        """Rungs first, 2 first, 4 first, ... and last (the --rounds and --max-rounds of a run)."""
+        rungs, n = [], first
+        while n < last:
+            rungs.append(n)
+            n *= 2
+        rungs.append(last)
+        return cls(min_gain, alpha, tuple(rungs), **kw)
+
+    @property
+    def look_alpha(self) -> float:
+        return self.alpha / len(self.rungs)
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "rungs": list(self.rungs), "look_alpha": self.look_alpha}
+
+
+@dataclass
+class Racer:
+    """A candidate in the race: its loop (`group`), its expected value (`score`) and its pairs so far."""
+
+    id: int
+    group: str
+    score: float
+    baseline: Sequence[float] = field(default_factory=list)
+    candidate: Sequence[float] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return min(len(self.baseline), len(self.candidate))
+
+
+@dataclass(frozen=True)
+class Call:
+    """One racer's verdict at a rung: acc.ACCEPT (passes screening), acc.REJECT (with a reason),
+    acc.INCONCLUSIVE, or acc.CONTINUE (runs the next rung)."""
+
+    id: int
+    verdict: str
+    reason: str
+    detail: str
+    interval: acc.RatioInterval | None
+    n: int
+
+    def to_json(self) -> dict:
+        return {"verdict": self.verdict, "reason": self.reason, "detail": self.detail, "rounds": self.n,
+                "interval": self.interval.to_json() if self.interval else None}
+
+
+def judge(racer: Racer, n: int, plan: RacePlan) -> Call:
+    """The screening test of one racer on its first n pairs (n a rung)."""
+    b, c = list(racer.baseline)[:n], list(racer.candidate)[:n]
+    iv = acc.median_ratio_interval(b, c, tail_alpha=plan.look_alpha, method=plan.method)
+    threshold = 1.0 - plan.min_gain
+    if iv.high < threshold:
+        return Call(racer.id, acc.ACCEPT, acc.REASON_GAIN, "", iv, n)
+    if iv.low > 1.0:
+        return Call(racer.id, acc.REJECT, acc.REASON_SLOWER, "", iv, n)
+    if iv.low > threshold:
+        return Call(racer.id, acc.REJECT, acc.REASON_NOT_SIGNIFICANT, "", iv, n)
+    if n >= plan.rungs[-1]:
+        return Call(racer.id, acc.INCONCLUSIVE, acc.REASON_INCONCLUSIVE, "", iv, n)
+    lenient = acc.median_ratio_interval(b, c, tail_alpha=plan.drop_alpha, method=plan.method)
+    if lenient.low > threshold:
+        return Call(racer.id, acc.REJECT, OUTRACED,
+                    f"not plausibly {plan.min_gain:.1%} faster after {n} pairs (ratio {lenient.estimate:.3f}, "
+                    f"{1 - 2 * plan.drop_alpha:.0%} interval from {lenient.low:.3f})", iv, n)
+    return Call(racer.id, acc.CONTINUE, "", "", iv, n)
+
+
+def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, list[Call]] | None = None) -> dict[int, Call]:
+    """Every racer's call at rung n (each has at least n pairs; judged on its first n).
+
+    `passed`: calls of earlier rungs' racers that passed screening, by group: a racer behind one
+    of them is outraced too."""
+    calls = {r.id: judge(r, n, plan) for r in racers}
+    groups: dict[str, list[Racer]] = {}
+    for r in racers:
+        groups.setdefault(r.group, []).append(r)
+    for group, members in groups.items():
+        rivals = [calls[r.id] for r in members if calls[r.id].verdict in (acc.CONTINUE, acc.ACCEPT)]
+        rivals += list((passed or {}).get(group, []))
+        leader = min(rivals, key=lambda c: (c.interval.estimate, c.id), default=None)
+        racing = [r for r in members if calls[r.id].verdict == acc.CONTINUE]
+        for r in racing:
+            mine = calls[r.id]
+            if leader is not None and leader.id != r.id and mine.interval.low > leader.interval.high:
+                calls[r.id] = Call(r.id, acc.REJECT, OUTRACED, f"behind trial {leader.id} of the same loop after {n} pairs "
+                                   f"(ratio {mine.interval.estimate:.3f} vs {leader.interval.estimate:.3f})", mine.interval, n)
+        racing = sorted((r for r in members if calls[r.id].verdict == acc.CONTINUE),
+                        key=lambda r: (calls[r.id].interval.estimate, r.id))
+        keep = max(1, math.ceil(len(racing) * plan.keep))
+        for r in racing[keep:]:
+            mine = calls[r.id]
+            calls[r.id] = Call(r.id, acc.REJECT, OUTRACED, f"in the slower part of {len(racing)} rivals for its loop after "
+                               f"{n} pairs (ratio {mine.interval.estimate:.3f}; the best {keep} run on)", mine.interval, n)
+    return calls
+
+
+def grant(racers: list[Racer], target: int, pairs_left: float, *, first: bool, plan: RacePlan) -> tuple[list[int], list[int]]:
+    """(granted, refused) racer ids for measuring every racer to `target` pairs with `pairs_left`:
+    by expected value (score, highest first), never first-come; a first rung gets at most
+    plan.first_share of the pairs left, so later rungs of the best candidates stay affordable."""
+    budget = pairs_left * (plan.first_share if first else 1.0)
+    granted, refused = [], []
+    for r in sorted(racers, key=lambda r: (-r.score, r.id)):
+        need = max(0, target - r.n)
+        if need <= budget:
+            granted.append(r.id)
+            budget -= need
+        else:
+            refused.append(r.id)
+    return granted, refused
+
+
+def next_rung(plan: RacePlan, rung_index: int) -> int | None:
+    """The pair count of the rung after `rung_index` (-1: before the first), None after the last."""
+    i = rung_index + 1
+    return plan.rungs[i] if i < len(plan.rungs) else None
+
+
+# ---- the whole search on synthetic candidates (tests, tests/bench) -------------------------------
+
+@dataclass(frozen=True)
+class Synthetic:
+    """A synthetic candidate: its loop, its expected value, and its true ratio (0.9 = 10 % faster)."""
+
+    id: int
+    group: str
+    score: float
+    ratio: float
+
+
+@dataclass
+class SearchResult:
+    calls: dict[int, Call]  # every racer's final screening call
+    accepted: list[int]  # in order of acceptance
+    confirmations: list[tuple[int, str, float]]  # (id, verdict, alpha)
+    pairs: int  # measured pairs, screening and confirmations
+
+
+def simulate_search(candidates: list[Synthetic], plan: RacePlan, confirm_plan: acc.SequentialPlan, *,
+                    draw: Callable[[float, int], tuple[np.ndarray, np.ndarray]], pairs_budget: float = math.inf,
+                    max_confirmations: int | None = None) -> SearchResult:
+    """The loop's search in one generation on synthetic candidates: the race, then per loop the
+    screened candidates by estimate, each confirmed on fresh pairs at alpha / (k (k + 1)) until
+    one per loop is accepted (`draw(ratio, n)` gives n fresh (baseline, candidate) pairs).
+    Combination after a first accept is not simulated: each loop's winner is confirmed alone."""
+    racers = {c.id: Racer(c.id, c.group, c.score, [], []) for c in candidates}
+    truth = {c.id: c.ratio for c in candidates}
+    calls: dict[int, Call] = {}
+    passed: dict[str, list[Call]] = {}
+    pairs = 0
+    rung = -1
+    alive = list(racers.values())
+    while alive:
+        target = next_rung(plan, rung)
+        granted, refused = grant(alive, target, pairs_budget - pairs, first=rung < 0, plan=plan)
+        for rid in refused:
+            calls[rid] = Call(rid, acc.REJECT, BUDGET, "the pairs left went to candidates of higher expected value", None, racers[rid].n)
+        alive = [racers[i] for i in granted]
+        for r in alive:
+            need = target - r.n
+            b, c = draw(truth[r.id], need)
+            r.baseline = list(r.baseline) + list(b)
+            r.candidate = list(r.candidate) + list(c)
+            pairs += need
+        rung += 1
+        rung_calls = judge_rung(alive, target, plan, passed)
+        for rid, call in rung_calls.items():
+            if call.verdict != acc.CONTINUE:
+                calls[rid] = call
+                if call.verdict == acc.ACCEPT:
+                    passed.setdefault(racers[rid].group, []).append(call)
+        alive = [r for r in alive if rung_calls[r.id].verdict == acc.CONTINUE]
+    screened = [calls[i] for i in calls if calls[i].verdict == acc.ACCEPT]
+    by_group: dict[str, list[Call]] = {}
+    for call in sorted(screened, key=lambda c: (c.interval.estimate, c.id)):
+        by_group.setdefault(racers[call.id].group, []).append(call)
+    order = sorted(by_group.values(), key=lambda cs: (cs[0].interval.estimate, cs[0].id))
+    accepted, confirmations = [], []
+    for group_calls in order:
+        for call in group_calls:
+            if max_confirmations is not None and len(confirmations) >= max_confirmations:
+                break
+            k = len(confirmations) + 1
+            level = acc.confirmation_alpha(plan.alpha, k)
+            fresh = confirm_plan.with_alpha(level)
+            b, c = draw(truth[call.id], fresh.max_rounds)
+            decision = acc.run_sequential(zip(b, c), fresh)
+            pairs += decision.rounds
+            confirmations.append((call.id, decision.verdict, level))
+            if decision.verdict == acc.ACCEPT:
+                accepted.append(call.id)
+                break
+    return SearchResult(calls, accepted, confirmations, pairs)
+
+
+def lognormal_pairs(sd: float, seed: int) -> Callable[[float, int], tuple[np.ndarray, np.ndarray]]:
+    """A seeded source of paired rounds: baseline 1 ms x a shared drift, the candidate `ratio`
+    times it, each with independent log-normal noise of `sd` (so the paired log ratio has sd
+    sqrt(2) sd)."""
+    rng = np.random.default_rng(seed)
+
+    def draw(ratio: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+        drift = np.exp(rng.normal(0.0, 0.2, n))
+        b = 1e6 * drift * np.exp(rng.normal(0.0, sd, n))
+        c = 1e6 * ratio * drift * np.exp(rng.normal(0.0, sd, n))
+        return b, c
+
+    return draw
