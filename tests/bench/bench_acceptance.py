@@ -11,7 +11,7 @@ processes beside the measurement (`--loads idle,loaded`), decided on any `--metr
 host default is cpu-path; critical-path is kept as the default here so earlier tables compare).
 
 Usage: .venv/bin/python tests/bench/bench_acceptance.py [--aa 50] [--aa-seconds S] [--trials 10] [--gains 3,5,10]
-       [--metric cpu-path] [--loads idle,loaded] [--busy 2] [--pin]
+       [--metric cpu-path] [--loads idle,loaded] [--busy 2] [--pin] [--max-rounds 30]
 Progress goes to stderr, one line per decision; the tables to stdout.
 Not collected by pytest (no test_ functions).
 """
@@ -73,17 +73,18 @@ def main() -> int:
     ap.add_argument("--loads", default="idle", help="idle, loaded, or idle,loaded (default idle)")
     ap.add_argument("--busy", type=int, default=2, help="busy processes beside the measurement when loaded (default 2)")
     ap.add_argument("--pin", action="store_true", help="pin the block workers (ROCM_PERF_HOST_PIN=1)")
+    ap.add_argument("--max-rounds", type=int, default=30, help="pairs at most per decision (optimize --max-rounds; default 30)")
     args = ap.parse_args()
 
     backend = HostBackend(pin=args.pin)
     work = Path(tempfile.mkdtemp(prefix="bench_acceptance-"))
     runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=120, cwd=work,
                             timing_lines=r"(?!)", keep_profiles=lambda key: False)
-    screen = acc.SequentialPlan(min_gain=0.02, alpha=0.05)
+    screen = acc.SequentialPlan(min_gain=0.02, alpha=0.05, max_rounds=args.max_rounds)
     confirm = screen.with_alpha(acc.confirmation_alpha(0.05, 1))
     print(f"# acceptance benchmark on {backend.describe()}; plan: min_gain 2 %, looks {screen.looks()}, "
           f"screening alpha 0.05 (per look {screen.look_alpha:.4f}), first confirmation alpha {confirm.alpha:.4f}; "
-          f"metric {args.metric}")
+          f"metric {args.metric}, at most {args.max_rounds} pairs")
 
     t0 = time.time()
     a = backend.build(PROGRAM, work / "a", [])
