@@ -533,7 +533,10 @@ class OptimizeLoop:
             self.ledger.set("stop_reason", f"--time-budget {self.opt.time_budget_s:.0f} s spent")
             return FINAL_CHECK
         base = self.ledger.current_baseline()
-        if self._revive_not_built(base.generation):
+        revived = self._revive_not_built(base.generation)
+        while not revived and self._deferred(base.generation) and self._lend_confirmation_reserve(base.generation):
+            revived = self._revive_not_built(base.generation)
+        if revived:
             return BUILD
         top = [RankedKernel(**r) for r in self.ledger.get("top_kernels", [])]
         first = self.ledger.baselines()[0]
@@ -543,13 +546,16 @@ class OptimizeLoop:
             latest[t.loop_key] = max(latest.get(t.loop_key, -1), t.generation)
         # A loop re-planned in its latest generation is planned again (a project's carry).
         replanned = {t.loop_key for t in trials if t.reason == R_REPLANNED and t.generation == latest[t.loop_key]}
-        # So is a loop none of whose candidates an earlier generation built (the budget went elsewhere then).
-        unbuilt: dict[str, bool] = {}
-        for t in trials:
-            if t.generation == latest[t.loop_key] < base.generation:
-                unbuilt[t.loop_key] = unbuilt.get(t.loop_key, True) and bool(t.evidence.get(NOT_BUILT))
-        if any(unbuilt.values()) and self._room_for_a_wave(base.generation):
-            replanned |= {key for key, never in unbuilt.items() if never}
+        # So is a loop some of whose candidates an earlier generation left unbuilt (the budget went
+        # elsewhere then), when there is room: on the new baseline its candidates are new programs.
+        unbuilt = {t.loop_key for t in trials
+                   if t.generation == latest[t.loop_key] < base.generation and t.evidence.get(NOT_BUILT)}
+        if unbuilt:
+            room = self._room_for_a_wave(base.generation)
+            while not room and self._lend_confirmation_reserve(base.generation):
+                room = self._room_for_a_wave(base.generation)
+            if room:
+                replanned |= unbuilt
         tried = {t.loop_key for t in trials} - replanned
         groups: list[list[tuple[str, Proposal]]] = []
         for rel in self.sources:
@@ -601,11 +607,28 @@ class OptimizeLoop:
         self.ledger.set("wave_granted", generation)
         return True
 
+    def _lend_confirmation_reserve(self, generation: int) -> bool:
+        """Hold back one confirmation fewer (of the two `_pairs_left` keeps), when the generation's race is
+        over with nothing awaiting confirmation (the caller has candidates left unbuilt for the budget):
+        else the run would stop with the reserve unspent. A confirmation that then runs over the budget beats candidates
+        never measured. At most twice a run, so planning again cannot go on without end."""
+        reserved = int(self.ledger.get("reserved_confirmations", 2))
+        if reserved <= 0 or self.elapsed() >= self.opt.time_budget_s:
+            return False
+        if any(t.status in ("built", "screening", "screened", "confirming") for t in self.ledger.trials(generation=generation)):
+            return False
+        self.ledger.set("reserved_confirmations", reserved - 1)
+        return True
+
+    def _deferred(self, generation: int) -> list[Trial]:
+        """The generation's candidates the build phase left unbuilt for the budget."""
+        return [t for t in self.ledger.trials(generation=generation, status="rejected")
+                if t.reason == R_BUDGET and t.evidence.get(NOT_BUILT)]
+
     def _revive_not_built(self, generation: int) -> bool:
         """Plan again the generation's candidates the build phase left unbuilt for the budget, when the
         pairs left (after one more build wave) can give one of them a first rung."""
-        deferred = [t for t in self.ledger.trials(generation=generation, status="rejected")
-                    if t.reason == R_BUDGET and t.evidence.get(NOT_BUILT)]
+        deferred = self._deferred(generation)
         if not deferred or not self._room_for_a_wave(generation):
             return False
         with self.ledger.transaction():
@@ -651,6 +674,12 @@ class OptimizeLoop:
         if self.ledger.get("wave_granted") == base.generation:
             first = True
             self.ledger.set("wave_granted", None)
+        # Carries (screened winners moved onto a newer baseline) are always built: their screening is
+        # paid for, and leaving one unbuilt would only have `combine` plan it again.
+        carries = [t for t in pending if t.components]
+        if carries:
+            self._build_wave(base, carries)
+            pending = [t for t in pending if not t.components]
         for k in range(0, len(pending), wave):
             batch = pending[k: k + wave]
             if k or not first:
@@ -1127,13 +1156,14 @@ class OptimizeLoop:
 
     def _pairs_left(self, extra_s: float = 0.0) -> float:
         """The pairs the time budget still pays for (after `extra_s` more seconds of other work), after
-        room for two confirmations and the final check (at most half the budget: with a short budget on
+        room for two confirmations (fewer once lent) and the final check (at most half the budget: with a short budget on
         a slow program that room would leave the race no pair at all, and a confirmation that runs over
         the budget beats a run that measured nothing)."""
         pair_s = self.ledger.get("pair_seconds")
         if not pair_s:
             return math.inf
-        reserve_s = min((2 * self.opt.max_rounds + self.opt.aa_rounds) * pair_s, 0.5 * self.opt.time_budget_s)
+        confirmations = int(self.ledger.get("reserved_confirmations", 2))  # fewer once lent (_lend_confirmation_reserve)
+        reserve_s = min((confirmations * self.opt.max_rounds + self.opt.aa_rounds) * pair_s, 0.5 * self.opt.time_budget_s)
         return max(0.0, (self.opt.time_budget_s - self.elapsed() - extra_s - reserve_s) / pair_s)
 
     @staticmethod
