@@ -441,17 +441,37 @@ class Clock:
         return self.now
 
 
+class TimedRounds(InjectedRounds):
+    """Injected rounds that each take one second of the injected clock."""
+
+    def __init__(self, clock: "Clock", **kwargs):
+        super().__init__(**kwargs)
+        self.clock = clock
+
+    def __call__(self, exe, round_dir, key):
+        self.clock.now += 1.0
+        return super().__call__(exe, round_dir, key)
+
+
+class SlowBuild(CopyBuildDouble):
+    """Build double whose every build takes `seconds` of the injected clock (a loaded machine)."""
+
+    def __init__(self, clock: "Clock", seconds: float):
+        super().__init__()
+        self.clock = clock
+        self.seconds = seconds
+
+    def build(self, source, out_dir, flags=None, timeout=600):
+        self.clock.now += self.seconds
+        return super().build(source, out_dir, flags, timeout)
+
+
 def test_the_budget_goes_to_candidates_by_expected_value_not_first_come(tmp_path):
     clock = Clock()
 
-    class Timed(InjectedRounds):
-        def __call__(self, exe, round_dir, key):
-            clock.now += 1.0
-            return super().__call__(exe, round_dir, key)
-
     opt = options(tmp_path, **THREE_OPTIONS, time_budget_s=90)
     run_dir, ledger = create_run(opt, "copy-double", "double", ["test"])
-    runner = Timed()
+    runner = TimedRounds(clock)
     loop = OptimizeLoop(run_dir, ledger, opt, Services(CopyBuildDouble(), runner, TOOLS, None, clock=clock))
     assert loop.run() == DONE
     # Reference run and A/A: 13 s. Room for two confirmations and the final check would be 92 s, more
@@ -493,22 +513,12 @@ def test_budget_aware_building_ends_and_spends_the_budget(tmp_path, budget_s, bu
     out its reserve for confirmations first."""
     clock = Clock()
 
-    class Timed(InjectedRounds):
-        def __call__(self, exe, round_dir, key):
-            clock.now += 1.0
-            return super().__call__(exe, round_dir, key)
-
-    class SlowBuild(CopyBuildDouble):
-        def build(self, source, out_dir, flags=None, timeout=600):
-            clock.now += build_s
-            return super().build(source, out_dir, flags, timeout)
-
     def cycle(signum, frame):
         raise AssertionError("the loop did not end within 120 s: its states cycle")
 
     opt = options(tmp_path, **THREE_OPTIONS, time_budget_s=budget_s)
     run_dir, ledger = create_run(opt, "copy-double", "double", ["test"])
-    loop = OptimizeLoop(run_dir, ledger, opt, Services(SlowBuild(), Timed(), TOOLS, None, clock=clock))
+    loop = OptimizeLoop(run_dir, ledger, opt, Services(SlowBuild(clock, build_s), TimedRounds(clock), TOOLS, None, clock=clock))
     old = signal.signal(signal.SIGALRM, cycle)
     signal.alarm(120)
     try:
@@ -529,21 +539,9 @@ def test_budget_aware_building_ends_and_spends_the_budget(tmp_path, budget_s, bu
 def test_a_short_budget_with_slow_builds_still_measures_the_top_candidate(tmp_path):
     clock = Clock()
 
-    class Timed(InjectedRounds):
-        def __call__(self, exe, round_dir, key):
-            clock.now += 1.0
-            return super().__call__(exe, round_dir, key)
-
-    class SlowBuild(CopyBuildDouble):
-        """Build double whose every build takes 30 s of the injected clock (a loaded machine)."""
-
-        def build(self, source, out_dir, flags=None, timeout=600):
-            clock.now += 30.0
-            return super().build(source, out_dir, flags, timeout)
-
     opt = options(tmp_path, **THREE_OPTIONS, time_budget_s=300)
     run_dir, ledger = create_run(opt, "copy-double", "double", ["test"])
-    runner, backend = Timed(), SlowBuild()
+    runner, backend = TimedRounds(clock), SlowBuild(clock, 30.0)
     loop = OptimizeLoop(run_dir, ledger, opt, Services(backend, runner, TOOLS, None, clock=clock))
     assert loop.run() == DONE
     # Baseline builds, reference run and A/A: 73 s. Building all six candidates (180 s) would leave

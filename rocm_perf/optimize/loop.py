@@ -533,10 +533,8 @@ class OptimizeLoop:
             self.ledger.set("stop_reason", f"--time-budget {self.opt.time_budget_s:.0f} s spent")
             return FINAL_CHECK
         base = self.ledger.current_baseline()
-        revived = self._revive_not_built(base.generation)
-        while not revived and self._deferred(base.generation) and self._lend_confirmation_reserve(base.generation):
-            revived = self._revive_not_built(base.generation)
-        if revived:
+        revive = lambda: self._revive_not_built(base.generation)  # noqa: E731
+        if self._deferred(base.generation) and self._with_reserve_lent(revive, base.generation):
             return BUILD
         top = [RankedKernel(**r) for r in self.ledger.get("top_kernels", [])]
         first = self.ledger.baselines()[0]
@@ -550,12 +548,8 @@ class OptimizeLoop:
         # elsewhere then), when there is room: on the new baseline its candidates are new programs.
         unbuilt = {t.loop_key for t in trials
                    if t.generation == latest[t.loop_key] < base.generation and t.evidence.get(NOT_BUILT)}
-        if unbuilt:
-            room = self._room_for_a_wave(base.generation)
-            while not room and self._lend_confirmation_reserve(base.generation):
-                room = self._room_for_a_wave(base.generation)
-            if room:
-                replanned |= unbuilt
+        if unbuilt and self._with_reserve_lent(lambda: self._room_for_a_wave(base.generation), base.generation):
+            replanned |= unbuilt
         tried = {t.loop_key for t in trials} - replanned
         groups: list[list[tuple[str, Proposal]]] = []
         for rel in self.sources:
@@ -606,6 +600,13 @@ class OptimizeLoop:
             return False
         self.ledger.set("wave_granted", generation)
         return True
+
+    def _with_reserve_lent(self, attempt, generation: int) -> bool:
+        """`attempt()`, tried again after each confirmation lent (_lend_confirmation_reserve) until it succeeds."""
+        done = attempt()
+        while not done and self._lend_confirmation_reserve(generation):
+            done = attempt()
+        return done
 
     def _lend_confirmation_reserve(self, generation: int) -> bool:
         """Hold back one confirmation fewer (of the two `_pairs_left` keeps), when the generation's race is
@@ -666,7 +667,7 @@ class OptimizeLoop:
         if stale:  # deferred before a rewrite was accepted: it would rewrite a program that is gone
             self._not_built(stale, f"the time budget went to candidates of higher expected value, and generation "
                             f"{base.generation} replaced the program it was planned on")
-        pending = sorted((t for t in pending if t.generation == base.generation), key=self._build_order)
+        pending = [t for t in pending if t.generation == base.generation]
         wave = max(1, self.opt.jobs)
         # The run's first wave is built whatever the budget says: a run that measured nothing helps no one.
         first = self._measured() == 0 and not any(t.build_key for t in self.ledger.trials() if not t.components)
@@ -679,7 +680,9 @@ class OptimizeLoop:
         carries = [t for t in pending if t.components]
         if carries:
             self._build_wave(base, carries)
-            pending = [t for t in pending if not t.components]
+        pending = [t for t in pending if not t.components]
+        weights = self._prior_weights(pending)
+        pending.sort(key=lambda t: (-t.expected_value * weights[t.id], t.id))  # best first
         for k in range(0, len(pending), wave):
             batch = pending[k: k + wave]
             if k or not first:
@@ -704,29 +707,22 @@ class OptimizeLoop:
             self._write_verdict(t.id)
             self._drop_trees(t.id)
 
-    def _build_order(self, t: Trial) -> tuple:
-        """Carries first, then expected value times the prior of earlier runs (known before building)."""
-        if t.components:
-            return (0, 0.0, t.id)
-        return (1, -t.expected_value * self._prior_weight(t), t.id)
-
-    def _prior_weight(self, t: Trial) -> float:
-        shape = t.ordering.get("shape")
-        if not shape:
-            return 1.0
-        if not hasattr(self, "_prior_weights"):
-            self._prior_weights: dict[tuple, float] = {}
-        key = (t.rule, t.factor, shape)
-        if key not in self._prior_weights:
-            prior = open_prior(prior_root(self.run_dir))
-            if prior is None:
-                return 1.0
-            try:
-                found = prior.factor(f"{self.ledger.get('backend')}|{self.ledger.get('device')}", t.rule, t.factor, shape).to_json()
-            finally:
-                prior.close()
-            self._prior_weights[key] = float(found["factor"]) if found.get("tried") else 1.0
-        return self._prior_weights[key]
+    def _prior_weights(self, trials: list[Trial]) -> dict[int, float]:
+        """Each trial's weight from the prior of earlier runs (1 when none is known), from one opening
+        of the prior's database."""
+        weights = {t.id: 1.0 for t in trials}
+        shaped = [t for t in trials if t.ordering.get("shape")]
+        prior = open_prior(prior_root(self.run_dir)) if shaped else None
+        if prior is None:
+            return weights
+        machine = f"{self.ledger.get('backend')}|{self.ledger.get('device')}"
+        try:
+            for t in shaped:
+                found = prior.factor(machine, t.rule, t.factor, t.ordering["shape"]).to_json()
+                weights[t.id] = float(found["factor"]) if found.get("tried") else 1.0
+        finally:
+            prior.close()
+        return weights
 
     def _wave_seconds(self) -> float:
         """What building one more wave is expected to take: the median of this run's waves, else the
