@@ -14,7 +14,7 @@ def parse(argv):
 
 def test_defaults_are_the_documented_ones():
     o = parse(["k.cu"])
-    assert (o.min_gain, o.confidence, o.rounds, o.max_rounds, o.max_trials) == (0.02, 0.95, 5, 30, 24)
+    assert (o.min_gain, o.confidence, o.rounds, o.max_rounds, o.max_trials) == (0.02, 0.95, 5, 100, 24)
     assert (o.backend, o.compile_check, o.arch, o.time_budget_s, str(o.out)) == ("auto", "auto", "gfx90a", 3600.0, "runs")
     assert not o.quiet and not o.as_json and o.resume is None
 

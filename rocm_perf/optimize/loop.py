@@ -71,6 +71,9 @@ NOT_BUILT = "not_built"
 
 _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
+# The pairs the budget keeps for each confirmation: a screened winner's fresh re-measure usually settles
+# within this many (its interval was already below the bar); one that needs --max-rounds may run over.
+CONFIRMATION_PAIRS_RESERVED = 30
 OPEN_STATUSES = ("proposed", "built", "screening", "screened", "confirming")
 CARRIED = "carried"  # terminal: its rewrite was accepted as part of a later trial (`components`)
 # The planned space of one generation: at most this many times --max-trials candidates are built.
@@ -1159,7 +1162,8 @@ class OptimizeLoop:
         if not pair_s:
             return math.inf
         confirmations = int(self.ledger.get("reserved_confirmations", 2))  # fewer once lent (_lend_confirmation_reserve)
-        reserve_s = min((confirmations * self.opt.max_rounds + self.opt.aa_rounds) * pair_s, 0.5 * self.opt.time_budget_s)
+        pairs = confirmations * min(self.opt.max_rounds, CONFIRMATION_PAIRS_RESERVED) + self.opt.aa_rounds
+        reserve_s = min(pairs * pair_s, 0.5 * self.opt.time_budget_s)
         return max(0.0, (self.opt.time_budget_s - self.elapsed() - extra_s - reserve_s) / pair_s)
 
     @staticmethod

@@ -30,7 +30,7 @@ class ProgressState:
         if not self.round_seconds:
             return None
         per_round = sum(self.round_seconds[-20:]) / len(self.round_seconds[-20:])
-        rounds_per_trial = max(10, self.max_rounds // 2)
+        rounds_per_trial = max(10, min(self.max_rounds, 30) // 2)  # most candidates settle at the early looks
         return (self.trials_left * rounds_per_trial + max(0, self.max_rounds - self.rounds)) * per_round
 
 

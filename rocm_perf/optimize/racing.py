@@ -5,7 +5,7 @@ Pure functions over paired round values; the loop (loop.py) feeds them the ledge
 
 Every candidate of a generation races against the same baseline in interleaved pairs, a rung at
 a time: all candidates still in the race are measured to the same pair count (`rungs`, e.g. 5,
-10, 20, 30), then each is judged on those pairs:
+10, 20, 40, 80, 100), then each is judged on those pairs:
 
 - passes screening: its Hodges-Lehmann interval of the median ratio candidate/baseline lies
   below 1 - min_gain at level look_alpha = alpha / len(rungs) per tail (Bonferroni over the
@@ -46,7 +46,7 @@ class RacePlan:
 
     min_gain: float = 0.02
     alpha: float = 0.05  # one-sided level of each candidate's screening test (Bonferroni over rungs)
-    rungs: tuple[int, ...] = (5, 10, 20, 30)
+    rungs: tuple[int, ...] = (5, 10, 20, 40, 80, 100)
     keep: float = 0.5  # share of a loop's racing rivals that run the next rung
     drop_alpha: float = 0.25  # lenient tail level of "still plausibly a min_gain gain" (a 50 % interval)
     first_share: float = 0.5  # at most this share of the pairs left goes to first rungs
@@ -65,12 +65,7 @@ class RacePlan:
     @classmethod
     def doubling(cls, min_gain: float, alpha: float, first: int, last: int, **kw) -> "RacePlan":
         """Rungs first, 2 first, 4 first, ... and last (the --rounds and --max-rounds of a run)."""
-        rungs, n = [], first
-        while n < last:
-            rungs.append(n)
-            n *= 2
-        rungs.append(last)
-        return cls(min_gain, alpha, tuple(rungs), **kw)
+        return cls(min_gain, alpha, tuple(acc.doubling_looks(first, last)), **kw)
 
     @property
     def look_alpha(self) -> float:

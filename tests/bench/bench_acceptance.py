@@ -35,6 +35,7 @@ from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize.loop import pair_order  # noqa: E402
 from rocm_perf.optimize.measure import METRICS, ProfiledRounds, metric_value  # noqa: E402
+from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
 
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
 
@@ -73,7 +74,7 @@ def main() -> int:
     ap.add_argument("--loads", default="idle", help="idle, loaded, or idle,loaded (default idle)")
     ap.add_argument("--busy", type=int, default=2, help="busy processes beside the measurement when loaded (default 2)")
     ap.add_argument("--pin", action="store_true", help="pin the block workers (ROCM_PERF_HOST_PIN=1)")
-    ap.add_argument("--max-rounds", type=int, default=30, help="pairs at most per decision (optimize --max-rounds; default 30)")
+    ap.add_argument("--max-rounds", type=int, default=OptimizeOptions().max_rounds, help="pairs at most per decision (optimize --max-rounds; default: its default)")
     args = ap.parse_args()
 
     backend = HostBackend(pin=args.pin)

@@ -21,7 +21,7 @@ measured rounds; exhaustive search's is --rounds pairs per candidate), and as ca
 
 Usage:
     .venv/bin/python tests/bench/bench_search.py --parts exhaustive,before,loop --results /tmp/search.jsonl
-        [--programs row_reduce,runtime_trip] [--rounds 20] [--metric median-path] [--time-budget 1h]
+        [--programs row_reduce,runtime_trip] [--rounds 20] [--metric auto --before-metric median-path] [--time-budget 1h]
         [--max-trials 24] [--before-ref main] [--compile-check off]
     .venv/bin/python tests/bench/bench_search.py --table /tmp/search.jsonl
 Not collected by pytest (no test_ functions).
@@ -82,10 +82,10 @@ print(json.dumps({"run_dir": str(run_dir), "seconds": time.time() - t0}))
 """
 
 
-def run_loop(checkout: Path, source: Path, out: Path, args) -> dict:
+def run_loop(checkout: Path, source: Path, out: Path, args, metric: str) -> dict:
     from rocm_perf.optimize.options import parse_duration
 
-    done = subprocess.run([sys.executable, "-c", LOOP_SCRIPT, str(checkout), str(source), str(out), args.metric,
+    done = subprocess.run([sys.executable, "-c", LOOP_SCRIPT, str(checkout), str(source), str(out), metric,
                            str(parse_duration(args.time_budget)), str(args.max_trials), args.compile_check],
                           capture_output=True, text=True)
     if done.returncode != 0:
@@ -193,7 +193,8 @@ def print_table(results: Path) -> None:
     if header:
         print(f"# loop vs exhaustive search, {header.get('backend')}; exhaustive: {header.get('rounds')} pairs per "
               f"candidate; loops: budget {header.get('time_budget')}, max trials {header.get('max_trials')}, metric "
-              f"{header.get('metric')}, compile check {header.get('compile_check')}; before = {header.get('before_ref')}\n")
+              f"{header.get('metric')}, compile check {header.get('compile_check')}; before = {header.get('before_ref')} "
+              f"(metric {header.get('before_metric', header.get('metric'))})\n")
     print("| program | exhaustive: best single speedup (candidate) | faster | trials / runs | s "
           "| before: speedup | % of exh. gain | measured / runs (% of exh.) | s "
           "| after: speedup | % of exh. gain | measured / runs (% of exh.) | s | goal met |")
@@ -235,6 +236,9 @@ def main() -> int:
     ap.add_argument("--metric", default="median-path",
                     help="the loops' and the exhaustive search's decision metric (default median-path: the loop before "
                     "issue 17 knows no auto or cpu-path; auto gives the host backend's cpu-path to this checkout)")
+    ap.add_argument("--before-metric", default="",
+                    help="the `before` loop's metric (default: --metric; median-path for a loop before issue 17, which "
+                    "knows no auto or cpu-path)")
     ap.add_argument("--compile-check", default="off", choices=["auto", "off"], help="the loops' AMD compile check")
     ap.add_argument("--before-ref", default="main", help="the commit whose loop is `before` (default: main)")
     ap.add_argument("--repo", default=str(ROOT), help="the git repository --before-ref names (default: this checkout)")
@@ -254,6 +258,7 @@ def main() -> int:
     with results.open("a") as f:
         f.write(json.dumps({"part": "settings", "backend": HostBackend().describe(), "rounds": args.rounds,
                             "time_budget": args.time_budget, "max_trials": args.max_trials, "metric": args.metric,
+                            "before_metric": args.before_metric or args.metric,
                             "compile_check": args.compile_check, "before_ref": before_ref,
                             "after": subprocess.run(["git", "-C", args.repo, "rev-parse", "--short", "HEAD"],
                                                     capture_output=True, text=True).stdout.strip()}) + "\n")
@@ -265,9 +270,9 @@ def main() -> int:
             if part == "exhaustive":
                 rec = run_exhaustive(src, work / "exhaustive", args)
             elif part == "before":
-                rec = run_loop(before, src, work / "before", args)
+                rec = run_loop(before, src, work / "before", args, args.before_metric or args.metric)
             elif part == "loop":
-                rec = run_loop(ROOT, src, work / "loop", args)
+                rec = run_loop(ROOT, src, work / "loop", args, args.metric)
             else:
                 raise SystemExit(f"--parts: unknown part {part!r}")
             with results.open("a") as f:
