@@ -74,7 +74,7 @@ def main() -> int:
     ap.add_argument("--loads", default="idle", help="idle, loaded, or idle,loaded (default idle)")
     ap.add_argument("--busy", type=int, default=2, help="busy processes beside the measurement when loaded (default 2)")
     ap.add_argument("--pin", action="store_true", help="pin the block workers (ROCM_PERF_HOST_PIN=1)")
-    ap.add_argument("--max-rounds", type=int, default=OptimizeOptions().max_rounds, help="pairs at most per decision (optimize --max-rounds; default: its default)")
+    ap.add_argument("--max-rounds", type=int, default=OptimizeOptions.max_rounds, help="pairs at most per decision (optimize --max-rounds; default: its default)")
     args = ap.parse_args()
 
     backend = HostBackend(pin=args.pin)
