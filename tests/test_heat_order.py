@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from rocm_perf.backends.host import HostBackend
-from rocm_perf.optimize.heat import HeatRounds, measure_loop_heat
+from rocm_perf.optimize.heat import HEAT_MAX_ROUNDS, HEAT_MIN_SAMPLES, HeatRounds, measure_loop_heat
 from rocm_perf.optimize.plan import COLD_SHARE, RankedKernel, expected_value, loop_key, propose
 from rocm_perf.source import analyze_source, applicable_rules, load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 REGBLOCK = ROOT / "kernels" / "matmul_regblock.cu"
 TWO_LOOPS = ROOT / "tests" / "data" / "host" / "sampler_two_loops.cu"
+SHORT_TWO_LOOPS = ROOT / "tests" / "data" / "programs" / "two_loops.cu"
 
 
 def groups_for(source: Path, kernel: str, heat: dict | None) -> list[list]:
@@ -73,13 +74,32 @@ def test_heat_rounds_sample_an_untimed_build(tmp_path):
     probe = HeatRounds(timed, program_args=[], run_template=None, timeout_s=300, cwd=tmp_path)
     heat, why = probe(TWO_LOOPS, tmp_path / "profiles", [], build_timeout_s=300, write_to=tmp_path / "hotspots.json")
     assert why == ""
+    # Thousands of samples in its two runs: no third run is needed.
     assert len(list((tmp_path / "profiles").glob("round-*/host_samples_*.json"))) == 2
-    assert heat["evidence"] == "host-sampler" and heat["samples"] > 100
+    assert heat["evidence"] == "host-sampler" and heat["samples"] > HEAT_MIN_SAMPLES
     assert heat["loops"][loop_key("two_loops", 19)] > 0.8
     assert heat["loops"][loop_key("two_loops", 15)] < 0.1
     assert json.loads((tmp_path / "hotspots.json").read_text())["kernels"][0]["loops"][0]["id"] == "two_loops:two_loops:2:19"
     groups = groups_for(TWO_LOOPS, "two_loops", heat)
     assert groups[0][0].loop_id == "two_loops:two_loops:2:19"
+
+
+@pytest.mark.slow
+def test_a_short_program_runs_again_until_its_heat_has_enough_samples(tmp_path):
+    """tests/data/programs/two_loops.cu runs its kernels in about a millisecond: two sampled runs
+    hold about 20 samples, too few to give its loops' bodies any share; the heat rounds go on until
+    HEAT_MIN_SAMPLES (or the cap of runs), and each run is kept apart."""
+    probe = HeatRounds(HostBackend(), program_args=[], run_template=None, timeout_s=300, cwd=tmp_path)
+    heat, why = probe(SHORT_TWO_LOOPS, tmp_path / "profiles", [], build_timeout_s=300)
+    assert why == ""
+    runs = sorted((tmp_path / "profiles").glob("round-*/host_samples_*.json"))
+    per_run = [json.loads(f.read_text())["samples"] for f in runs]
+    assert 2 < len(runs) <= HEAT_MAX_ROUNDS
+    # It stopped at the first run that reached the floor (or at the cap), not before and not after.
+    assert sum(per_run[:-1]) < HEAT_MIN_SAMPLES
+    assert sum(per_run) >= HEAT_MIN_SAMPLES or len(runs) == HEAT_MAX_ROUNDS
+    assert heat["samples"] == sum(per_run)
+    assert heat["loops"][loop_key("row_xor_sum", 18)] > 0.5
 
 
 def test_no_evidence_means_no_heat(tmp_path):

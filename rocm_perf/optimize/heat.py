@@ -11,6 +11,7 @@ same loops after accepted rewrites.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from rocm_perf.analysis.hotspots import hotspots_json
@@ -62,8 +63,25 @@ def measure_loop_heat(profiles: Path, source: Path, flags: list[str], *, write_t
     return heat
 
 
-# Untimed sampled runs of the baseline: enough samples for shares, little time.
+def samples_recorded(profiles: Path) -> float:
+    """The samples (or other weight) recorded below `profiles` so far, in any kernel; 0 when none
+    can be read."""
+    from rocm_perf.trace.instruction_load import load_instruction_profile
+
+    try:
+        return float(load_instruction_profile(profiles).weight.sum())
+    except RocmPerfError:
+        return 0.0
+
+
+# Untimed sampled runs of the baseline: enough samples for shares, little time. At least
+# HEAT_ROUNDS runs; a short program then runs again until its kernels hold HEAT_MIN_SAMPLES
+# samples (a share of 10 samples is a guess: a 1 ms kernel at 4000 samples/s gave 10 over 2 runs,
+# and its loop body none), stopping at HEAT_MAX_ROUNDS runs or HEAT_MAX_SECONDS of them.
 HEAT_ROUNDS = 2
+HEAT_MIN_SAMPLES = 200
+HEAT_MAX_ROUNDS = 20
+HEAT_MAX_SECONDS = 30.0
 
 
 class HeatRounds:
@@ -101,7 +119,11 @@ class HeatRounds:
             return None, f"no loop heat: the {self.backend.name} backend records no samples by default here"
         try:
             program = evidence.build(Path(source), Path(out_dir) / "build", flags, timeout=build_timeout_s)
-            for i in range(self.rounds):
+            started = time.monotonic()
+            for i in range(max(self.rounds, HEAT_MAX_ROUNDS)):
+                if i >= self.rounds and (time.monotonic() - started > HEAT_MAX_SECONDS
+                                         or samples_recorded(Path(out_dir)) >= HEAT_MIN_SAMPLES):
+                    break
                 result = evidence.profile(program_argv(program.executable, self.program_args, self.run_template),
                                           Path(out_dir) / f"round-{i}", timeout=self.timeout_s, cwd=self.cwd)
                 if result.returncode != 0 or result.timed_out:
