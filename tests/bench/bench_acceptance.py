@@ -11,7 +11,7 @@ processes beside the measurement (`--loads idle,loaded`), decided on any `--metr
 host default is cpu-path; critical-path is kept as the default here so earlier tables compare).
 
 Usage: .venv/bin/python tests/bench/bench_acceptance.py [--aa 50] [--aa-seconds S] [--trials 10] [--gains 3,5,10]
-       [--metric cpu-path] [--loads idle,loaded] [--busy 2] [--pin] [--max-rounds 30]
+       [--metric cpu-path] [--loads idle,loaded] [--busy 2] [--busy-kind cpu|memory] [--pin] [--max-rounds 30]
 Progress goes to stderr, one line per decision; the tables to stdout.
 Not collected by pytest (no test_ functions).
 """
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from busy_load import busy_processes, machine_load, steal_ticks  # noqa: E402
+from busy_load import BUSY_KINDS, busy_processes, machine_load, steal_ticks  # noqa: E402
 from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize.loop import pair_order  # noqa: E402
@@ -73,6 +73,8 @@ def main() -> int:
     ap.add_argument("--metric", default="critical-path", choices=list(METRICS))
     ap.add_argument("--loads", default="idle", help="idle, loaded, or idle,loaded (default idle)")
     ap.add_argument("--busy", type=int, default=2, help="busy processes beside the measurement when loaded (default 2)")
+    ap.add_argument("--busy-kind", default="cpu", choices=list(BUSY_KINDS),
+                    help="what the busy processes do: spin on a core (cpu, the default) or stream 128 MiB copies (memory)")
     ap.add_argument("--pin", action="store_true", help="pin the block workers (ROCM_PERF_HOST_PIN=1)")
     ap.add_argument("--max-rounds", type=int, default=OptimizeOptions.max_rounds, help="pairs at most per decision (optimize --max-rounds; default: its default)")
     args = ap.parse_args()
@@ -97,9 +99,10 @@ def main() -> int:
     for load in args.loads.split(","):
         if load not in ("idle", "loaded"):
             raise SystemExit(f"--loads {args.loads!r}: expected idle, loaded or idle,loaded")
-        with busy_processes(args.busy if load == "loaded" else 0):
+        with busy_processes(args.busy if load == "loaded" else 0, args.busy_kind):
             steal0 = steal_ticks()
-            print(f"\n# {load}: {args.busy if load == 'loaded' else 0} busy processes started here; {machine_load()}")
+            busy = f"{args.busy} busy ({args.busy_kind})" if load == "loaded" else "no busy"
+            print(f"\n# {load}: {busy} processes started here; {machine_load()}")
             measure(args, runner, screen, confirm, a, a2, slow, work, load)
             print(f"\n({load}: steal {steal_ticks() - steal0} ticks; {machine_load()} at the end)")
     print(f"\n(total {time.time() - t0:.0f} s; work dir {work})")

@@ -2,6 +2,9 @@
 
 `with busy_processes(2):` starts two `python -c 'while 1: pass'` beside the measurement and
 ends them (SIGKILL to each pid this started, nothing else) when the block exits, however it exits.
+`kind="memory"` makes each one copy a 128 MiB array over and over instead: a neighbour that takes
+the caches and the memory bandwidth, which CPU time does not subtract (a descheduled thread's time
+it does).
 """
 
 from __future__ import annotations
@@ -13,9 +16,15 @@ from contextlib import contextmanager
 from typing import Iterator
 
 
+BUSY_KINDS = {
+    "cpu": "while 1: pass",
+    "memory": "import numpy as np\na = np.ones(16 << 20)\nb = np.empty_like(a)\nwhile 1: np.copyto(b, a)",
+}
+
+
 @contextmanager
-def busy_processes(count: int) -> Iterator[list[int]]:
-    procs = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(count)]
+def busy_processes(count: int, kind: str = "cpu") -> Iterator[list[int]]:
+    procs = [subprocess.Popen([sys.executable, "-c", BUSY_KINDS[kind]]) for _ in range(count)]
     try:
         yield [p.pid for p in procs]
     finally:
