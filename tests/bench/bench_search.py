@@ -221,13 +221,26 @@ def print_table(results: Path) -> None:
             cells += [f"{lp['speedup']:+.1%}", "-" if share is None else f"{share:.0%}",
                       f"{lp['measured']} / {lp['runs']}" + ("" if cost is None else f" ({cost:.0%})"), f"{lp['seconds']:.0f}"]
             if part == "loop" and ex:
-                gain_ok = target <= 0 or lp["speedup"] >= 0.95 * target
+                gain_ok = target < MIN_GAIN or lp["speedup"] >= 0.95 * target
                 goal = "yes" if gain_ok and lp["runs"] <= 0.5 * ex["runs"] else "no"
+                if 0 < target < MIN_GAIN:
+                    goal += f" (proven gain below --min-gain {MIN_GAIN:.0%})"
         cells.append(goal)
         print("| " + " | ".join(cells) + " |")
     print("\n(proven gain: the best speedup among the candidates exhaustive search measured faster, their "
           "95 % interval entirely below 1; 0 when none was. The goal is judged against it: a best single "
-          "speedup no interval supports is the largest of many noisy estimates, not a gain to find.)")
+          "speedup no interval supports is the largest of many noisy estimates, not a gain to find; nor is "
+          f"one below the loop's default --min-gain {MIN_GAIN:.0%}, which the loop never accepts by design.)")
+
+
+def _default_min_gain() -> float:
+    from rocm_perf.optimize.options import OptimizeOptions
+
+    return OptimizeOptions.min_gain
+
+
+# The loop's default --min-gain: a smaller gain is declined by design, so it is no gain to find.
+MIN_GAIN = _default_min_gain()
 
 
 def proven_gain(ex: dict) -> float:
