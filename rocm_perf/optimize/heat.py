@@ -87,8 +87,9 @@ HEAT_MAX_SECONDS = 30.0
 class HeatRounds:
     """Where the baseline's time goes, measured apart from the timed rounds: a build of the
     baseline by the backend's evidence twin (backends: `evidence_backend`, e.g. the host sampler's
-    -g build) and HEAT_ROUNDS runs of it with the same arguments as the timed rounds. The timed
-    rounds stay unsampled, so sampling never touches what the acceptance test compares."""
+    -g build) and HEAT_ROUNDS or more runs of it (above) with the same arguments as the timed
+    rounds. The timed rounds stay unsampled, so sampling never touches what the acceptance test
+    compares."""
 
     def __init__(self, backend, *, program_args: list[str], run_template: str | None, timeout_s: float,
                  cwd: Path, rounds: int = HEAT_ROUNDS):
@@ -119,15 +120,16 @@ class HeatRounds:
             return None, f"no loop heat: the {self.backend.name} backend records no samples by default here"
         try:
             program = evidence.build(Path(source), Path(out_dir) / "build", flags, timeout=build_timeout_s)
-            started = time.monotonic()
+            started, samples = time.monotonic(), 0.0
             for i in range(max(self.rounds, HEAT_MAX_ROUNDS)):
-                if i >= self.rounds and (time.monotonic() - started > HEAT_MAX_SECONDS
-                                         or samples_recorded(Path(out_dir)) >= HEAT_MIN_SAMPLES):
+                if i >= self.rounds and (time.monotonic() - started > HEAT_MAX_SECONDS or samples >= HEAT_MIN_SAMPLES):
                     break
+                round_dir = Path(out_dir) / f"round-{i}"
                 result = evidence.profile(program_argv(program.executable, self.program_args, self.run_template),
-                                          Path(out_dir) / f"round-{i}", timeout=self.timeout_s, cwd=self.cwd)
+                                          round_dir, timeout=self.timeout_s, cwd=self.cwd)
                 if result.returncode != 0 or result.timed_out:
                     return None, f"no loop heat: the sampled baseline run failed (exit {result.returncode})"
+                samples += samples_recorded(round_dir)
         except RocmPerfError as e:
             return None, f"no loop heat: {str(e).splitlines()[0]}"
         heat = measure_loop_heat(Path(out_dir), Path(source), flags, write_to=write_to)

@@ -18,8 +18,9 @@ to --results (so that a benchmark of many hours can be split, resumed and tabled
 The goal (issue 17): the loop finds at least 95 % of exhaustive search's gain in at most 50 % of
 its trials, on every program. Exhaustive search's gain is its proven one: its best candidate
 re-measured on fresh pairs (the best of many estimates is biased: the winner's curse), 0 unless
-that interval lies entirely below 1; and a gain below the loop's --min-gain is no gain to find. Trials are counted as program runs (a candidate's cost is its
-measured rounds; exhaustive search's is --rounds pairs per candidate), and as candidates.
+that interval lies entirely below 1; and a gain below the loop's --min-gain is no gain to find.
+Trials are counted as program runs (a candidate's cost is its measured rounds; exhaustive search's
+is --rounds pairs per candidate), and as candidates.
 
 Usage:
     .venv/bin/python tests/bench/bench_search.py --parts exhaustive,before,loop --results /tmp/search.jsonl
@@ -197,6 +198,9 @@ def checkout_of(repo: str, ref: str) -> Path:
 
 
 def print_table(results: Path) -> None:
+    from rocm_perf.optimize.options import OptimizeOptions
+
+    min_gain = OptimizeOptions.min_gain  # a smaller gain the loop declines by design: no gain to find
     rows: dict[str, dict] = {}
     header = {}
     for line in results.read_text().splitlines():
@@ -237,27 +241,17 @@ def print_table(results: Path) -> None:
             cells += [f"{lp['speedup']:+.1%}", "-" if share is None else f"{share:.0%}",
                       f"{lp['measured']} / {lp['runs']}" + ("" if cost is None else f" ({cost:.0%})"), f"{lp['seconds']:.0f}"]
             if part == "loop" and ex:
-                gain_ok = target < MIN_GAIN or lp["speedup"] >= 0.95 * target
+                gain_ok = target < min_gain or lp["speedup"] >= 0.95 * target
                 goal = "yes" if gain_ok and lp["runs"] <= 0.5 * ex["runs"] else "no"
-                if 0 < target < MIN_GAIN:
-                    goal += f" (proven gain below --min-gain {MIN_GAIN:.0%})"
+                if 0 < target < min_gain:
+                    goal += f" (proven gain below --min-gain {min_gain:.0%})"
         cells.append(goal)
         print("| " + " | ".join(cells) + " |")
     print("\n(proven gain: the best single candidate re-measured on fresh --rounds pairs (counted in exhaustive "
           "search's runs), 0 unless its 95 % interval lies entirely below 1; in results without the re-measure, "
           "the best speedup among the candidates measured faster. The goal is judged against it: a best single "
           "speedup no interval supports is the largest of many noisy estimates, not a gain to find; nor is "
-          f"one below the loop's default --min-gain {MIN_GAIN:.0%}, which the loop never accepts by design.)")
-
-
-def _default_min_gain() -> float:
-    from rocm_perf.optimize.options import OptimizeOptions
-
-    return OptimizeOptions.min_gain
-
-
-# The loop's default --min-gain: a smaller gain is declined by design, so it is no gain to find.
-MIN_GAIN = _default_min_gain()
+          f"one below the loop's default --min-gain {min_gain:.0%}, which the loop never accepts by design.)")
 
 
 def proven_gain(ex: dict) -> float:
