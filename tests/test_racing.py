@@ -66,6 +66,41 @@ def test_judge_passes_a_clear_gain_and_names_every_other_outcome():
     assert rc.judge(noisy, 30, PLAN).verdict in (acc.INCONCLUSIVE, acc.REJECT, acc.ACCEPT)
 
 
+def test_futility_stops_a_close_call_that_100_pairs_could_not_pass_and_keeps_one_they_could():
+    """At 9 % paired spread a true 3 % gain cannot clear the 2 % bar even in 100 pairs (its interval
+    would still span about +-4 %): the race stops it by the 40-pair rung mostly, where without the
+    rule it ran to 100 pairs and ended inconclusive. At 1 % spread the same gain is resolvable, and
+    the rule must not stop it: it passes screening as before."""
+    plan = rc.RacePlan.doubling(0.02, ALPHA, 5, 100)
+    no_futility = rc.RacePlan.doubling(0.02, ALPHA, 5, 100, futility=False)
+
+    def race(ratio: float, sd: float, seed: int, p: rc.RacePlan) -> rc.Call:
+        b, c = rc.lognormal_pairs(sd / np.sqrt(2), seed)(ratio, 100)
+        racer = rc.Racer(1, "L", 1.0, b, c)
+        for n in p.rungs:
+            call = rc.judge(racer, n, p)
+            if call.verdict != acc.CONTINUE:
+                return call
+        raise AssertionError("the last rung always decides")
+
+    noisy = [race(0.97, 0.09, seed, plan) for seed in range(200)]
+    noisy_before = [race(0.97, 0.09, seed, no_futility) for seed in range(200)]
+    futile = [c for c in noisy if "could not pass by the last look" in c.detail]
+    assert len(futile) >= 100 and all(c.reason == rc.OUTRACED for c in futile)
+    assert np.mean([c.n for c in noisy]) < 0.6 * np.mean([c.n for c in noisy_before])
+    # It stops only what could not pass: a pass the old race found at this spread is rare, and kept
+    # nearly as often (the rule is the lenient drop with the last rung's doubt added).
+    passed_before = sum(c.verdict == acc.ACCEPT for c in noisy_before)
+    assert sum(c.verdict == acc.ACCEPT for c in noisy) >= passed_before - max(2, passed_before // 2)
+    quiet = [race(0.97, 0.01, seed, plan) for seed in range(200)]
+    assert sum(c.verdict == acc.ACCEPT for c in quiet) >= 196
+    assert not any("could not pass" in c.detail for c in quiet)
+    # The doubt left at the last rung grows with the spread and shrinks with the rungs.
+    b, c = rc.lognormal_pairs(0.05, 0)(0.97, 20)
+    assert 1.0 < rc.last_rung_reach(b, c, plan) < rc.last_rung_reach(b, c, rc.RacePlan.doubling(0.02, ALPHA, 5, 30))
+    assert rc.last_rung_reach(b[:4], c[:4], plan) == 1.0  # no spread to go by
+
+
 def test_judge_rung_halves_each_loops_rivals_and_drops_those_behind_a_leader():
     rng = np.random.default_rng(2)
     n = 10

@@ -14,10 +14,13 @@ a time: all candidates still in the race are measured to the same pair count (`r
 - slower / not significant: the interval lies above 1 / above 1 - min_gain (acceptance.py's rules);
 - inconclusive: still undecided at the last rung;
 - outraced (stops; never accepted): not plausibly a min_gain gain any more (its interval at the
-  lenient level `drop_alpha` lies above 1 - min_gain), or behind a rival for the same loop (its
-  interval lies entirely above the rival's), or in the slower part of its loop's rivals still
-  racing (successive halving: the best `keep` share of them, at least one, run the next rung).
-  Rivals are the candidates of one loop: at most one of them can be accepted;
+  lenient level `drop_alpha` lies above 1 - min_gain), or, from `futility_from` pairs, unable to
+  pass screening even at the last rung (that lenient interval's optimistic end, widened by the
+  half-width a last-rung interval would still have at its spread, lies above 1 - min_gain: a close
+  call on a noisy program stops instead of running to the last rung inconclusive), or behind a
+  rival for the same loop (its interval lies entirely above the rival's), or in the slower part of
+  its loop's rivals still racing (successive halving: the best `keep` share of them, at least one,
+  run the next rung). Rivals are the candidates of one loop: at most one of them can be accepted;
 - budget: when the pairs left cannot take every candidate to its next rung, the candidates of
   highest expected value get them (`grant`); a first rung may use at most `first_share` of them.
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from statistics import NormalDist
 from typing import Callable, Sequence
 
 import numpy as np
@@ -51,6 +55,8 @@ class RacePlan:
     drop_alpha: float = 0.25  # lenient tail level of "still plausibly a min_gain gain" (a 50 % interval)
     first_share: float = 0.5  # at most this share of the pairs left goes to first rungs
     method: str = "hodges-lehmann"
+    futility: bool = True  # drop a candidate that could not pass even at the last rung (see judge)
+    futility_from: int = 20  # pairs before the futility rule applies (fewer give no steady spread to go by)
 
     def __post_init__(self) -> None:
         if not 0 < self.min_gain < 1:
@@ -125,7 +131,28 @@ def judge(racer: Racer, n: int, plan: RacePlan) -> Call:
         return Call(racer.id, acc.REJECT, OUTRACED,
                     f"not plausibly {plan.min_gain:.1%} faster after {n} pairs (ratio {lenient.estimate:.3f}, "
                     f"{1 - 2 * plan.drop_alpha:.0%} interval from {lenient.low:.3f})", iv, n)
+    doubt = last_rung_reach(b, c, plan) if plan.futility and n >= plan.futility_from else 1.0
+    if lenient.low * doubt > threshold:
+        return Call(racer.id, acc.REJECT, OUTRACED,
+                    f"could not pass by the last look: after {n} pairs its {1 - 2 * plan.drop_alpha:.0%} interval "
+                    f"reaches down to {lenient.low:.3f}, and at this spread {plan.rungs[-1]} pairs still leave "
+                    f"x{doubt:.3f} of doubt (needs below {threshold:.3f})", iv, n)
     return Call(racer.id, acc.CONTINUE, "", "", iv, n)
+
+
+def last_rung_reach(baseline: Sequence[float], candidate: Sequence[float], plan: RacePlan) -> float:
+    """The factor (>= 1) by which the upper end of a last-rung interval would still lie above its
+    estimate, at the spread of these pairs: exp(z sd sqrt(pi/3) / sqrt(last rung)), z at look_alpha.
+
+    sd is the robust spread of the paired log ratios (1.4826 MAD: a stall does not inflate it);
+    sqrt(pi/3) is the Hodges-Lehmann estimator's standard error under normal noise relative to
+    sd / sqrt(n) (its efficiency is 3 / pi). With fewer than 5 pairs there is no spread to go by: 1."""
+    x = acc.log_ratios(baseline, candidate)
+    if len(x) < 5:
+        return 1.0
+    sd = 1.4826 * float(np.median(np.abs(x - np.median(x))))
+    z = NormalDist().inv_cdf(1.0 - plan.look_alpha)
+    return math.exp(z * sd * math.sqrt(math.pi / 3) / math.sqrt(plan.rungs[-1]))
 
 
 def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, list[Call]] | None = None) -> dict[int, Call]:
