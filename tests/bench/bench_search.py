@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -278,8 +279,9 @@ def print_table(results: Path) -> None:
     if header:
         print(f"# loop vs exhaustive search, {header.get('backend')}; exhaustive: {header.get('rounds')} pairs per "
               f"candidate; loops: budget {header.get('time_budget')}, max trials {header.get('max_trials')}, metric "
-              f"{header.get('metric')}, compile check {header.get('compile_check')}; before = {header.get('before_ref')} "
-              f"(metric {header.get('before_metric', header.get('metric'))})\n")
+              f"{header.get('metric')}, compile check {header.get('compile_check')}"
+              + (f"; before = {header.get('before_ref')} (metric {header.get('before_metric', header.get('metric'))})"
+                 if any("before" in r for r in rows.values()) else "") + "\n")
     print("| program | exhaustive: best single speedup (candidate) | faster | proven gain | trials / runs | s "
           "| before: speedup | % of exh. gain | measured / runs (% of exh.) | s "
           "| after: speedup | % of exh. gain | measured / runs (% of exh.) | s "
@@ -305,7 +307,8 @@ def print_table(results: Path) -> None:
             if not lp:
                 cells += ["-"] * 4
                 continue
-            share = (lp["speedup"] / target) if target else None
+            gain = loop_gain if part == "loop" else lp["speedup"]  # the loop's from head2head when there is one
+            share = (gain / target) if target else None
             cost = (lp["runs"] / ex["runs"]) if ex else None
             cells += [f"{lp['speedup']:+.1%}", "-" if share is None else f"{share:.0%}",
                       f"{lp['measured']} / {lp['runs']}" + ("" if cost is None else f" ({cost:.0%})"), f"{lp['seconds']:.0f}"]
@@ -381,7 +384,8 @@ def main() -> int:
 
     before_ref = subprocess.run(["git", "-C", args.repo, "rev-parse", "--short", args.before_ref], capture_output=True,
                                 text=True).stdout.strip()
-    with results.open("a") as f:
+    # The searches' settings head the table; a head2head pass alone measures with theirs.
+    with results.open("a") if set(parts) - {"head2head"} else open(os.devnull, "w") as f:
         f.write(json.dumps({"part": "settings", "backend": HostBackend().describe(), "rounds": args.rounds,
                             "time_budget": args.time_budget, "max_trials": args.max_trials, "metric": args.metric,
                             "before_metric": args.before_metric or args.metric,
