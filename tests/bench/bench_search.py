@@ -14,9 +14,10 @@ to --results (so that a benchmark of many hours can be split, resumed and tabled
   measured round but the final check's), seconds;
 - before: the same for the loop of another commit (--before-ref), unpacked into a temporary
   directory (git archive) and run from there in a subprocess;
-- head2head: the two results measured side by side: the original program, exhaustive search's best
-  candidate and the loop's final program in interleaved triples (--h2h-rounds, each order in turn),
-  on the same machine in the same minutes. Each search's own measure of its gain comes from a
+- head2head: the results measured side by side: the original program, exhaustive search's best
+  candidate, the loop's final program and the `before` loop's when there is one, in interleaved
+  rounds (--h2h-rounds, each program in each position in turn), on the same machine in the same
+  minutes. Each search's own measure of its gain comes from a
   different run at a different time (the loop's final check has 10 pairs; on pipeline, at 13 %
   spread, its gain read +27 % in one run and +49 % in another for candidates exhaustive search
   measures alike); the goal is judged on this measurement when the results hold one.
@@ -200,7 +201,8 @@ def run_exhaustive(source: Path, out: Path, args) -> dict:
 
 
 def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
-    """The original, exhaustive search's best and the loop's final program in interleaved triples."""
+    """The original, exhaustive search's best and the loop's final program (and the `before` loop's,
+    when the results hold one) measured in interleaved rounds, each role in each position in turn."""
     from rocm_perf.backends.host import HostBackend
     from rocm_perf.optimize import acceptance as acc
     from rocm_perf.optimize.measure import ProfiledRounds, metric_value
@@ -211,15 +213,22 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
         raise SystemExit(f"{source.stem}: head2head needs exhaustive and loop results with their executables in --results")
     programs = {"B": ex["baseline_executable"], "E": ex.get("best_executable") or ex["baseline_executable"],
                 "L": lp["final_executable"]}
+    work = Path(tempfile.mkdtemp(prefix="h2h-", dir=out if out.is_dir() else None))
+    if records.get("before", {}).get("final_executable"):
+        # Rebuilt by this checkout: the before checkout's own host runtime times differently (pipeline's
+        # unchanged original, built there, measured 0.70 of the same source built here).
+        before_source = Path(records["before"]["final_executable"]).parent.parent / "source.cu"
+        programs["P"] = str(HostBackend().build(before_source, work / "before_build", []).executable)
     for role, exe in programs.items():
         if not Path(exe).is_file():
             raise SystemExit(f"{source.stem}: head2head: {exe} is gone (the searches' temporary directories were removed)")
     metric = ex.get("metric", "cpu-path")
     runner = ProfiledRounds(HostBackend(), program_args=[], run_template=None, timeout_s=600, cwd=source.parent,
                             timing_lines=OptimizeOptions.timing_lines)
-    work = Path(tempfile.mkdtemp(prefix="h2h-", dir=out if out.is_dir() else None))
-    orders = ["BLE", "LEB", "EBL", "ELB", "BEL", "LBE"]  # each role in each position equally often
-    values: dict[str, list[float]] = {"B": [], "L": [], "E": []}
+    roles = "".join(programs)
+    rotations = [roles[k:] + roles[:k] for k in range(len(roles))]
+    orders = rotations + [o[::-1] for o in rotations]  # each role in each position equally often, both ways round
+    values: dict[str, list[float]] = {role: [] for role in programs}
     t0 = time.time()
     for i in range(args.h2h_rounds):
         got = {}
@@ -236,11 +245,14 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
         return {"ratio": iv.estimate, "low": iv.low, "high": iv.high}
 
     rec = {"exhaustive": interval("B", "E"), "loop": interval("B", "L"), "loop_vs_exhaustive": interval("E", "L"),
-           "rounds": args.h2h_rounds, "runs": 3 * args.h2h_rounds, "seconds": time.time() - t0, "metric": metric,
-           "same_program": programs["E"] == programs["L"]}
-    print(f"  {source.stem}: head to head over {args.h2h_rounds} triples: exhaustive's best {rec['exhaustive']['ratio']:.3f} "
-          f"[{rec['exhaustive']['low']:.3f}, {rec['exhaustive']['high']:.3f}], loop's final {rec['loop']['ratio']:.3f} "
-          f"[{rec['loop']['low']:.3f}, {rec['loop']['high']:.3f}]", file=sys.stderr, flush=True)
+           "rounds": args.h2h_rounds, "runs": len(programs) * args.h2h_rounds, "seconds": time.time() - t0,
+           "metric": metric, "same_program": programs["E"] == programs["L"]}
+    if "P" in programs:
+        rec["before"] = interval("B", "P")
+    names = {"exhaustive": "exhaustive's best", "loop": "loop's final", "before": "before's final"}
+    print(f"  {source.stem}: head to head over {args.h2h_rounds} rounds: " + ", ".join(
+        f"{label} {rec[k]['ratio']:.3f} [{rec[k]['low']:.3f}, {rec[k]['high']:.3f}]" for k, label in names.items() if k in rec),
+        file=sys.stderr, flush=True)
     return rec
 
 
@@ -285,7 +297,7 @@ def print_table(results: Path) -> None:
     print("| program | exhaustive: best single speedup (candidate) | faster | proven gain | trials / runs | s "
           "| before: speedup | % of exh. gain | measured / runs (% of exh.) | s "
           "| after: speedup | % of exh. gain | measured / runs (% of exh.) | s "
-          "| head to head: exh. best / loop's final | goal met |")
+          "| head to head: exh. best / loop's final (/ before's final) | goal met |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for program in sorted(rows):
         r = rows[program]
@@ -307,7 +319,9 @@ def print_table(results: Path) -> None:
             if not lp:
                 cells += ["-"] * 4
                 continue
-            gain = loop_gain if part == "loop" else lp["speedup"]  # the loop's from head2head when there is one
+            gain = loop_gain if part == "loop" else lp["speedup"]  # from head2head when there is one
+            if part == "before" and h2h and h2h.get("before"):
+                gain = 1 / h2h["before"]["ratio"] - 1
             share = (gain / target) if target else None
             cost = (lp["runs"] / ex["runs"]) if ex else None
             cells += [f"{lp['speedup']:+.1%}", "-" if share is None else f"{share:.0%}",
@@ -318,9 +332,8 @@ def print_table(results: Path) -> None:
                 if 0 < target < min_gain:
                     goal += f" (proven gain below --min-gain {min_gain:.0%})"
         if h2h:
-            e, lo = h2h["exhaustive"], h2h["loop"]
-            cells.append(f"{1 / e['ratio'] - 1:+.1%} [{1 / e['high'] - 1:+.1%}, {1 / e['low'] - 1:+.1%}] / "
-                         f"{1 / lo['ratio'] - 1:+.1%} [{1 / lo['high'] - 1:+.1%}, {1 / lo['low'] - 1:+.1%}]")
+            cells.append(" / ".join(f"{1 / iv['ratio'] - 1:+.1%} [{1 / iv['high'] - 1:+.1%}, {1 / iv['low'] - 1:+.1%}]"
+                                    for iv in (h2h["exhaustive"], h2h["loop"], h2h.get("before")) if iv))
         else:
             cells.append("-")
         cells.append(goal)
@@ -359,7 +372,7 @@ def main() -> int:
     ap.add_argument("--results", default="", help="JSON lines file the results are appended to (default: a new temporary file)")
     ap.add_argument("--table", default="", help="print the table of a results file and stop")
     ap.add_argument("--rounds", type=int, default=20, help="pairs per candidate in the exhaustive search")
-    ap.add_argument("--h2h-rounds", type=int, default=30, help="interleaved triples of the head2head part")
+    ap.add_argument("--h2h-rounds", type=int, default=30, help="interleaved rounds of the head2head part")
     ap.add_argument("--time-budget", default="1h", help="each loop's budget per program (default: its own, 1h)")
     ap.add_argument("--max-trials", type=int, default=24)
     ap.add_argument("--metric", default="median-path",
