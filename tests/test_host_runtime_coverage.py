@@ -127,3 +127,49 @@ def test_what_cannot_run_fails_at_build_time_naming_feature_and_line(tmp_path, n
     message = str(e.value)
     assert f"{name}.cu:{line}:" in message
     assert feature in message and "profile this program with the rocm backend" in message
+
+
+# A divergent warp op that thread 0 skips: a later thread meets it in the plain thread loop. The
+# token pasting hides the name from the build's scan for warp ops (host_sources.WARP_OPS).
+HIDDEN_WARP_OP = r"""
+#include <hip/hip_runtime.h>
+#include <cstdio>
+#define WARP_OP(name) __sh##name
+__global__ void divergent(int* out) {
+    int v = threadIdx.x;
+    if (threadIdx.x >= 32) v = WARP_OP(fl_down)(v, 1);
+    out[threadIdx.x] = v;
+}
+int main() {
+    int* out = nullptr;
+    hipMalloc(&out, 64 * sizeof(int));
+    divergent<<<1, 64>>>(out);
+    hipDeviceSynchronize();
+    std::printf("done\n");
+    return 0;
+}
+"""
+
+
+def test_a_unit_without_warp_ops_runs_blocks_without_the_per_thread_check(tmp_path):
+    """kernels/pipeline.cu names no warp op: its build defines ROCM_PERF_HOST_NO_WARP_OPS (its light
+    kernels ran 17-26 % slower with the check after every GPU thread); warp_ops.cu does not."""
+    plain = HostBackend().build(Path(__file__).resolve().parents[1] / "kernels" / "pipeline.cu", tmp_path / "plain")
+    assert "-DROCM_PERF_HOST_NO_WARP_OPS=1" in plain.build_log.read_text()
+    result = run_program(plain.executable, tmp_path / "plain_run")
+    assert result.returncode == 0, result.stdout + result.stderr
+    warp = HostBackend().build(HOST / "warp_ops.cu", tmp_path / "warp")
+    assert "ROCM_PERF_HOST_NO_WARP_OPS" not in warp.build_log.read_text()
+
+
+def test_a_warp_op_the_scan_missed_stops_the_program_instead_of_running_it_wrongly(tmp_path):
+    source = tmp_path / "hidden.cu"
+    source.write_text(HIDDEN_WARP_OP)
+    program = HostBackend().build(source, tmp_path / "build")
+    assert "-DROCM_PERF_HOST_NO_WARP_OPS=1" in program.build_log.read_text()
+    result = run_program(program.executable, tmp_path / "run")
+    assert result.returncode != 0
+    assert "built as having none (ROCM_PERF_HOST_NO_WARP_OPS)" in result.stderr
+    # Without the define the same program runs (the runtime takes the block into lock step).
+    full = HostBackend().build(source, tmp_path / "full", ["-UROCM_PERF_HOST_NO_WARP_OPS"])
+    assert run_program(full.executable, tmp_path / "full_run").returncode == 0

@@ -165,7 +165,7 @@ class HostBackend(Backend):
         log = out_dir / "build.log"
         # -g for the sampler's line information; GCC's code does not depend on -g (-fcompare-debug).
         debug = ["-g"] if self.sample and not any(f.startswith("-g") for f in user_flags) else []
-        argv = [self.compiler, *DEFAULT_FLAGS, *debug, *self.warp_flags(), "-I", str(RUNTIME_DIR), "-I",
+        argv = [self.compiler, *DEFAULT_FLAGS, *debug, *self.warp_flags(), *unit.runtime_defines, "-I", str(RUNTIME_DIR), "-I",
                 str(source.parent), *user_flags, "-x", "c++", str(unit.compile_path), "-x", "none", "-o",
                 str(executable), *LINK_FLAGS]
         done = run(argv, timeout=timeout, log=log)

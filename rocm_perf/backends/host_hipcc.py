@@ -262,7 +262,7 @@ def compile_source(source: Path, language: str, obj: str | None, inv: Invocation
         return subprocess.call([cc, *inv.compile_flags, *stop, str(source), *out], cwd=cwd)
     unit = prepare_unit(source, work, include_dirs=inv.include_dirs, quote_dirs=inv.quote_dirs, runtime_dir=RUNTIME_DIR)
     std = [] if inv.std_given else ["-std=c++17"]
-    argv = [cxx, *std, *_warp_flags(inv), "-I", str(RUNTIME_DIR), "-iquote", str(source.parent), *inv.compile_flags,
+    argv = [cxx, *std, *_warp_flags(inv), *unit.runtime_defines, "-I", str(RUNTIME_DIR), "-iquote", str(source.parent), *inv.compile_flags,
             "-include", "hip/hip_runtime.h", *stop, "-x", "c++", str(unit.compile_path), *out]
     status = subprocess.call(argv, cwd=cwd)
     if status == 0 and (inv.writes_deps or inv.stop_after in ("-M", "-MM")):

@@ -51,6 +51,20 @@ class PreparedUnit:
     headers: list[Path]  # every project header reached
     launches: int
     dynamic_shared: int
+    warp_ops: bool = True  # whether any file of the unit names a warp-level operation (see WARP_OPS)
+
+    @property
+    def runtime_defines(self) -> list[str]:
+        """Compiler flags the unit's runtime build needs: a unit with no warp-level operation runs
+        its barrier-free blocks without the per-thread check for one (runtime.h)."""
+        return [] if self.warp_ops else ["-DROCM_PERF_HOST_NO_WARP_OPS=1"]
+
+
+# Names through which a kernel reaches a warp-level operation of the runtime (rocm_perf_host/
+# warp.h, cooperative_groups.h). Matching more than needed only keeps the per-thread check.
+WARP_OPS = re.compile(r"__shfl|__ballot|__any|__all|__activemask|__syncwarp|__match_|__reduce_|__lanemask|"
+                      r"__builtin_amdgcn|__syncthreads_(?:count|and|or)|cooperative_groups|tiled_partition|"
+                      r"coalesced_threads|thread_block_tile|\bcg::|warpSize")
 
 
 def _read(path: Path) -> str:
@@ -168,6 +182,7 @@ def prepare_unit(source: Path, out_dir: Path, *, include_dirs: list[Path], quote
         headers=sorted(p for p in files if p != source),
         launches=launches,
         dynamic_shared=shared,
+        warp_ops=any(WARP_OPS.search(f.masked) for f in files.values()),
     )
 
 

@@ -188,6 +188,11 @@ inline void lockstep_finish(BlockState& s) {
 // - Fibers (round-robin barriers): the ones before `running` wait at the barrier it will
 //   reach next, the ones after it are on their way from the previous one.
 inline void enter_lockstep(BlockState& s, unsigned running) {
+#ifdef ROCM_PERF_HOST_NO_WARP_OPS
+    if (s.mode == BlockMode::Plain)
+        fatal("a warp-level operation was reached in a program built as having none "
+              "(ROCM_PERF_HOST_NO_WARP_OPS): rebuild it without that define");
+#endif
     const unsigned n = s.launch->threads_per_block;
     if (!s.lockstep) s.lockstep = new Lockstep;
     Lockstep& L = *s.lockstep;
