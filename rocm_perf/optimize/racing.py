@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from statistics import NormalDist
 from typing import Callable, Sequence
 
 import numpy as np
@@ -142,17 +141,11 @@ def judge(racer: Racer, n: int, plan: RacePlan) -> Call:
 
 def last_rung_reach(baseline: Sequence[float], candidate: Sequence[float], plan: RacePlan) -> float:
     """The factor (>= 1) by which the upper end of a last-rung interval would still lie above its
-    estimate, at the spread of these pairs: exp(z sd sqrt(pi/3) / sqrt(last rung)), z at look_alpha.
-
-    sd is the robust spread of the paired log ratios (1.4826 MAD: a stall does not inflate it);
-    sqrt(pi/3) is the Hodges-Lehmann estimator's standard error under normal noise relative to
-    sd / sqrt(n) (its efficiency is 3 / pi). With fewer than 5 pairs there is no spread to go by: 1."""
-    x = acc.log_ratios(baseline, candidate)
-    if len(x) < 5:
+    estimate at the robust spread of these pairs (acceptance.log_half_width at look_alpha). With
+    fewer than 5 pairs there is no spread to go by: 1."""
+    if min(len(baseline), len(candidate)) < 5:
         return 1.0
-    sd = 1.4826 * float(np.median(np.abs(x - np.median(x))))
-    z = NormalDist().inv_cdf(1.0 - plan.look_alpha)
-    return math.exp(z * sd * math.sqrt(math.pi / 3) / math.sqrt(plan.rungs[-1]))
+    return math.exp(acc.log_half_width(acc.paired_spread(baseline, candidate), plan.rungs[-1], plan.look_alpha))
 
 
 def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, list[Call]] | None = None) -> dict[int, Call]:

@@ -17,10 +17,10 @@ to --results (so that a benchmark of many hours can be split, resumed and tabled
 - head2head: the results measured side by side: the original program, exhaustive search's best
   candidate, the loop's final program and the `before` loop's when there is one, in interleaved
   rounds (--h2h-rounds, each program in each position in turn), on the same machine in the same
-  minutes. Each search's own measure of its gain comes from a
-  different run at a different time (the loop's final check has 10 pairs; on pipeline, at 13 %
-  spread, its gain read +27 % in one run and +49 % in another for candidates exhaustive search
-  measures alike); the goal is judged on this measurement when the results hold one.
+  minutes. Each search's own measure of its gain comes from a different run at a different time
+  (the loop's final check has 10 pairs; on pipeline, at 13 % spread, its gain read +27 % in one
+  run and +49 % in another for candidates exhaustive search measures alike); the goal is judged on
+  this measurement when the results hold one.
 
 The goal (issue 17): the loop finds at least 95 % of exhaustive search's gain in at most 50 % of
 its trials, on every program. Exhaustive search's gain is its proven one: its best candidate
@@ -343,8 +343,8 @@ def print_table(results: Path) -> None:
           "the best speedup among the candidates measured faster. The goal is judged against it: a best single "
           "speedup no interval supports is the largest of many noisy estimates, not a gain to find; nor is "
           f"one below the loop's default --min-gain {min_gain:.0%}, which the loop never accepts by design. "
-          "head to head: the original, exhaustive search's best and the loop's final program measured in "
-          "interleaved triples, speedups over the original with 95 % intervals; where a program has it, the goal "
+          "head to head: the original, exhaustive search's best and the loop's final program (and the before "
+          "loop's) measured in interleaved rounds, speedups over the original with 95 % intervals; where a program has it, the goal "
           "is judged on it: exhaustive's gain counts when its interval lies below 1, the loop's is its estimate.)")
 
 
