@@ -61,7 +61,11 @@ def ledger_stats(run_dir: Path) -> dict:
     con = sqlite3.connect(str(Path(run_dir) / "ledger.db"))
     meta = {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM meta")}
     statuses = [s for (s,) in con.execute("SELECT status FROM trials")]
-    runs = con.execute("SELECT COUNT(*) FROM rounds WHERE phase != 'final'").fetchone()[0]
+    # Program runs, not rows: a baseline run shared by the candidates of a race group is filed under
+    # each of them (loop._shared_pairs), every copy naming it in outputs.baseline_run.
+    (runs,) = con.execute(
+        "SELECT (SELECT COUNT(*) FROM rounds WHERE phase != 'final' AND json_extract(outputs, '$.baseline_run') IS NULL)"
+        " + (SELECT COUNT(DISTINCT json_extract(outputs, '$.baseline_run')) FROM rounds WHERE phase != 'final')").fetchone()
     measured = con.execute("SELECT COUNT(DISTINCT trial_id) FROM rounds WHERE trial_id > 0 AND phase = 'screen'").fetchone()[0]
     reasons: dict[str, int] = {}
     for (r,) in con.execute("SELECT reason FROM trials WHERE status = 'rejected'"):
