@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from rocm_perf.backends.base import Backend, Program
+from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize.command import create_run
 from rocm_perf.optimize.ledger import open_ledger
 from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools, Stopped
@@ -81,8 +82,10 @@ class InjectedRounds:
     (so a redone round gets the very same value); can simulate a kill at the n-th call."""
 
     def __init__(self, kill_at: int | None = None, cv: float = 0.01, wrong_output_if: str | None = None,
-                 interaction: float = 0.0, kill_at_key: str | None = None, crash_if: tuple[str, int] | None = None):
+                 interaction: float = 0.0, kill_at_key: str | None = None, crash_if: tuple[str, int] | None = None,
+                 final_cv: float | None = None):
         self.calls: list[str] = []
+        self.final_cv = final_cv  # the final check's noise, when it differs (a noisy program's last minutes)
         self.crash_if = crash_if  # (text, pair index): a program holding the text crashes from that pair on
         self.kill_at = kill_at
         self.kill_at_key = kill_at_key
@@ -107,7 +110,8 @@ class InjectedRounds:
                 times = {k: v * (1 + self.interaction) for k, v in times.items()}
         seed = hashlib.sha256((key + hashlib.sha256(text.encode()).hexdigest()).encode()).hexdigest()
         rng = random.Random(int(seed[:16], 16))
-        noise = math.exp(rng.gauss(0.0, self.cv))
+        final = key.split("-")[1] == "final" and self.final_cv is not None
+        noise = math.exp(rng.gauss(0.0, self.final_cv if final else self.cv))
         times = {k: v * noise * 1e6 for k, v in times.items()}
         total = sum(times.values())
         digest = "wrong" if self.wrong_output_if and self.wrong_output_if in text else "right"
@@ -209,6 +213,27 @@ def test_larger_real_gain_wins_the_loop_and_others_are_named(uninterrupted):
     assert len(accepted) == 1 and accepted[0].factor == 4  # 4 copies beat 2 in the injected model
     others = [t for t in xor if t.status != "accepted"]
     assert others and all(t.status == "rejected" and t.reason for t in others)
+
+
+def test_the_final_check_runs_on_while_its_interval_holds_1_and_stops_once_it_does_not(uninterrupted, tmp_path):
+    """Quiet: the run's two accepted gains show in --aa-rounds pairs. At 40 % noise in the final
+    check alone they do not, and it runs on in blocks of --aa-rounds, three blocks at most."""
+    run_dir, runner = uninterrupted
+    quiet = open_ledger(run_dir).get("final_check")
+    assert quiet["n"] == 6 and quiet["high"] < 1.0
+    assert sum(k.split("-")[1] == "final" for k in runner.calls) == 12
+    noisy_runner = InjectedRounds(final_cv=0.4)
+    noisy_dir, loop = start(tmp_path, noisy_runner)
+    assert loop.run() == DONE
+    ledger = open_ledger(noisy_dir)
+    assert ledger.get("final_check")["n"] == 18
+    assert sum(k.split("-")[1] == "final" for k in noisy_runner.calls) == 36
+    rows = {(r.idx, r.role): r.cp_ns for r in ledger.rounds(0, "final")}
+    for n in (6, 12):  # it went on because the interval still held 1 after each earlier block
+        iv = acc.median_ratio_interval([rows[i, "B"] for i in range(n)], [rows[i, "C"] for i in range(n)], tail_alpha=0.025)
+        assert iv.low < 1.0 < iv.high
+    assert outcome(noisy_dir) == outcome(run_dir)  # the search itself saw the same rounds
+    assert "95 % interval over 18 pairs" in (noisy_dir / "report.md").read_text()
 
 
 @pytest.mark.parametrize("kill_at", [9, 60, 110])

@@ -208,7 +208,7 @@ def render_markdown(s: dict) -> str:
                      f" min gain used {float(s['effective_min_gain']) * 100:.2f} %")
     if s.get("final_check"):
         lines.append(f"- original vs final ({name}): ratio {_interval_text(s['final_check'])}, "
-                     f"speedup {_speedup_text(s['final_check'])}")
+                     f"speedup {_speedup_text(s['final_check'])}, over {s['final_check'].get('n', 0)} interleaved pairs")
     lines += _before_after_markdown(s.get("before_after"))
     lines += _roofline_lines(s.get("roofline") or {}, s.get("top_kernels", []))
     lines.append("")

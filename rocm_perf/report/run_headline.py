@@ -58,6 +58,8 @@ def headline(run: RunView) -> Headline:
     """The one line a reviewer reads first."""
     metric = metric_label(run)
     level = f", {run.confidence * 100:g} % interval" if run.confidence else ""
+    if run.confidence and run.final_rounds:
+        level += f" over {_plural(run.final_rounds, 'pair')}"
     if run.failure:
         return Headline(f"Stopped: {run.failure}", BAD)
     accepted = run.accepted
