@@ -1489,17 +1489,19 @@ class OptimizeLoop:
         b: list[float] = []
         c: list[float] = []
         tail = (1 - self.opt.confidence) / 2
-        iv = None
-        for block in range(FINAL_CHECK_MAX_BLOCKS):
-            if block and (iv.high < 1.0 or iv.low > 1.0 or self.elapsed() >= self.opt.time_budget_s):
+        self._final_pairs(bases[0].executable, bases[-1].executable, b, c)
+        iv = acc.median_ratio_interval(b, c, tail_alpha=tail)
+        for _ in range(FINAL_CHECK_MAX_BLOCKS - 1):
+            if iv.high < 1.0 or iv.low > 1.0 or self.elapsed() >= self.opt.time_budget_s:
                 break
-            self._final_pairs(bases[0].executable, bases[-1].executable, len(b), b, c)
+            self._final_pairs(bases[0].executable, bases[-1].executable, b, c)
             iv = acc.median_ratio_interval(b, c, tail_alpha=tail)
         self.ledger.set("final_check", iv.to_json())
         return FINISH
 
-    def _final_pairs(self, original: str, final: str, start: int, b: list[float], c: list[float]) -> None:
-        """--aa-rounds more pairs of the final check from pair `start`, their values appended to b and c."""
+    def _final_pairs(self, original: str, final: str, b: list[float], c: list[float]) -> None:
+        """--aa-rounds more pairs of the final check after the len(b) measured, their values appended to b and c."""
+        start = len(b)
         for i in range(start, start + self.opt.aa_rounds):
             self._check_stop()
             for role, exe in pair_order(i, original, final):

@@ -18,7 +18,7 @@ to --results (so that a benchmark of many hours can be split, resumed and tabled
   candidate, the loop's final program and the `before` loop's when there is one, in interleaved
   rounds (--h2h-rounds, each program in each position in turn), on the same machine in the same
   minutes. Each search's own measure of its gain comes from a different run at a different time
-  (the loop's final check has 10 pairs; on pipeline, at 13 % spread, its gain read +27 % in one
+  (the loop's final check has 10 to 30 pairs; on pipeline, at 13 % spread, its gain read +27 % in one
   run and +49 % in another for candidates exhaustive search measures alike); the goal is judged on
   this measurement when the results hold one.
 
