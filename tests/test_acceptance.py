@@ -12,6 +12,7 @@ from rocm_perf.optimize.acceptance import (
     REASON_GAIN,
     REASON_INCONCLUSIVE,
     REASON_NOT_SIGNIFICANT,
+    REASON_OUT_OF_REACH,
     REASON_SLOWER,
     REJECT,
     SequentialPlan,
@@ -212,3 +213,42 @@ def test_doubling_looks_resolve_a_3_percent_gain_that_looks_every_5_up_to_30_cou
     nulls = [run_sequential(pairs(rng, new.max_rounds, 1.0, cv), new) for _ in range(runs)]
     assert not any(d.verdict == ACCEPT for d in nulls)
     assert np.mean([d.rounds for d in nulls]) <= 25  # a null is sent away at the early looks
+
+
+def test_the_confirmations_futility_rule_stops_a_gain_below_the_bar_early_and_only_ever_rejects():
+    # The loop's confirmations (loop.py: 80 % lenient interval from 20 pairs). Seen on
+    # matmul_regblock: with the noise floor raising the bar to 5.35 %, screened winners of about 5 %
+    # were re-measured for 80-100 pairs before "not significant". Same seeded pairs with and without
+    # the rule: it may turn a pass into a stop, never a stop into a pass.
+    from rocm_perf.optimize.loop import CONFIRMATION_DROP_ALPHA, CONFIRMATION_FUTILITY_FROM
+
+    def confirm(bar, futility):
+        return SequentialPlan(bar, confirmation_alpha(0.05, 1), futility=futility, futility_from=CONFIRMATION_FUTILITY_FROM,
+                              drop_alpha=CONFIRMATION_DROP_ALPHA)
+
+    def decide(bar, ratio, spread, seeds):
+        cv = spread / math.sqrt(2)
+        runs = [pairs(np.random.default_rng(1000 + s), 100, ratio, cv) for s in range(seeds)]
+        return ([run_sequential(p, confirm(bar, False)) for p in runs], [run_sequential(p, confirm(bar, True)) for p in runs])
+
+    # A 5 % gain at a 5.35 % bar, 3.5 % paired spread: passes about as rarely as the level allows (it
+    # lies just below the bar); the rule stops the rest at a third of the pairs.
+    off, on = decide(0.0535, 1 / 1.05, 0.035, 100)
+    assert sum(d.verdict == ACCEPT for d in off) <= 2
+    assert all(a.verdict == ACCEPT for a, b in zip(off, on) if b.verdict == ACCEPT)
+    assert np.mean([d.rounds for d in on]) < 0.45 * np.mean([d.rounds for d in off])
+    stopped = [d for d in on if d.reason == REASON_OUT_OF_REACH]
+    assert len(stopped) >= 75 and all(d.verdict == REJECT and "could not pass by the last look" in d.detail for d in stopped)
+    assert min(d.rounds for d in stopped) >= CONFIRMATION_FUTILITY_FROM
+    # Close calls (3 % at a 2 % bar, 3.5 % spread; 8 % at 5.35 %, 9 %): passes only lost, at most 1 in 10 of them.
+    for bar, ratio, spread in ((0.02, 1 / 1.03, 0.035), (0.0535, 1 / 1.08, 0.09)):
+        off, on = decide(bar, ratio, spread, 150)
+        assert all(a.verdict == ACCEPT for a, b in zip(off, on) if b.verdict == ACCEPT)
+        passed_off, passed_on = sum(d.verdict == ACCEPT for d in off), sum(d.verdict == ACCEPT for d in on)
+        assert passed_off >= 40 and passed_on >= 0.9 * passed_off, (bar, passed_off, passed_on)
+    # Clear wins are untouched; 1,000 seeded nulls at the confirmation level: none accepted.
+    off, on = decide(0.02, 0.90, 0.035, 100)
+    assert all(d.verdict == ACCEPT for d in on) and [d.rounds for d in on] == [d.rounds for d in off]
+    _, nulls = decide(0.02, 1.0, 0.035, 1000)
+    assert not any(d.verdict == ACCEPT for d in nulls)
+    assert np.mean([d.rounds for d in nulls]) <= 25

@@ -199,6 +199,9 @@ def test_gains_compose_across_kernels_and_the_original_is_untouched(uninterrupte
     levels = [ledger.decision(t.id, "confirm")["confirmation"] for t in accepted]
     assert [lv["k"] for lv in levels] == [1, 2]
     assert levels[0]["alpha"] == pytest.approx(0.025) and levels[1]["alpha"] == pytest.approx(0.05 / 6)
+    # ... whose test stops a re-measure that could not pass by its last look (recorded with the plan).
+    plans = [ledger.decision(t.id, "confirm")["plan"] for t in accepted]
+    assert all(p["futility"] and p["drop_alpha"] == 0.10 and p["futility_from"] == 20 for p in plans)
     report = (run_dir / "report.md").read_text()
     assert "## Accepted changes" in report and "row_weighted_sum" in report
     assert "row_weighted_sum" in (run_dir / "report.html").read_text()

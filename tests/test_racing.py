@@ -97,8 +97,9 @@ def test_futility_stops_a_close_call_that_100_pairs_could_not_pass_and_keeps_one
     assert not any("could not pass" in c.detail for c in quiet)
     # The doubt left at the last rung grows with the spread and shrinks with the rungs.
     b, c = rc.lognormal_pairs(0.05, 0)(0.97, 20)
-    assert 1.0 < rc.last_rung_reach(b, c, plan) < rc.last_rung_reach(b, c, rc.RacePlan.doubling(0.02, ALPHA, 5, 30))
-    assert rc.last_rung_reach(b[:4], c[:4], plan) == 1.0  # no spread to go by
+    short = rc.RacePlan.doubling(0.02, ALPHA, 5, 30)
+    assert 1.0 < acc.last_look_reach(b, c, plan.rungs[-1], plan.look_alpha) < acc.last_look_reach(b, c, short.rungs[-1], short.look_alpha)
+    assert acc.last_look_reach(b[:4], c[:4], plan.rungs[-1], plan.look_alpha) == 1.0  # no spread to go by
 
 
 def test_judge_rung_halves_each_loops_rivals_and_drops_those_behind_a_leader():

@@ -24,7 +24,7 @@ candidate / baseline; we work on log ratios so that a 5 % gain and a 5 % loss ar
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -41,6 +41,7 @@ REASON_GAIN = "significant gain"
 REASON_SLOWER = "slower"
 REASON_NOT_SIGNIFICANT = "not significant"
 REASON_INCONCLUSIVE = "inconclusive"
+REASON_OUT_OF_REACH = "out of reach"  # could not pass even at the last look (the futility rule)
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,9 @@ class SequentialPlan:
     max_rounds: int = 100
     step: int = 0  # 0: looks double from min_rounds (5, 10, 20, 40, 80, max_rounds); else every `step` pairs
     method: str = "hodges-lehmann"
+    futility: bool = False  # stop a test that could not pass even at the last look (see out_of_reach)
+    futility_from: int = 20  # pairs before the futility rule applies (fewer give no steady spread to go by)
+    drop_alpha: float = 0.25  # tail level of the futility rule's lenient interval (a 50 % interval)
 
     def __post_init__(self) -> None:
         if not 0 < self.min_gain < 1:
@@ -187,10 +191,10 @@ class SequentialPlan:
         return self.alpha / len(self.looks())
 
     def with_alpha(self, alpha: float) -> "SequentialPlan":
-        return SequentialPlan(self.min_gain, alpha, self.min_rounds, self.max_rounds, self.step, self.method)
+        return replace(self, alpha=alpha)
 
     def with_min_gain(self, min_gain: float) -> "SequentialPlan":
-        return SequentialPlan(min_gain, self.alpha, self.min_rounds, self.max_rounds, self.step, self.method)
+        return replace(self, min_gain=min_gain)
 
     def to_json(self) -> dict:
         return {**asdict(self), "looks": self.looks(), "look_alpha": self.look_alpha}
@@ -204,6 +208,7 @@ class Decision:
     reason: str
     interval: RatioInterval | None
     rounds: int
+    detail: str = ""  # why, where the reason alone does not say (the futility rule's numbers)
 
     def to_json(self) -> dict:
         return {
@@ -211,13 +216,16 @@ class Decision:
             "reason": self.reason,
             "rounds": self.rounds,
             "interval": self.interval.to_json() if self.interval else None,
+            **({"detail": self.detail} if self.detail else {}),
         }
 
 
 def sequential_decision(baseline, candidate, plan: SequentialPlan) -> Decision:
     """Decide after len(baseline) pairs: accept when the whole interval is below 1 - min_gain,
     reject when it lies above 1 (slower) or above 1 - min_gain (cannot be that gain), continue
-    between looks, and call it inconclusive when max_rounds pairs have not settled it."""
+    between looks, and call it inconclusive when max_rounds pairs have not settled it. With
+    plan.futility, from futility_from pairs, a test that could not pass even at the last look
+    stops (out_of_reach): a rule that only ever rejects, so the false-accept level is unchanged."""
     n = len(baseline)
     if n < plan.min_rounds or (n not in plan.looks() and n < plan.max_rounds):
         return Decision(CONTINUE, "", None, n)
@@ -231,7 +239,38 @@ def sequential_decision(baseline, candidate, plan: SequentialPlan) -> Decision:
         return Decision(REJECT, REASON_NOT_SIGNIFICANT, interval, n)
     if n >= plan.max_rounds:
         return Decision(INCONCLUSIVE, REASON_INCONCLUSIVE, interval, n)
+    if plan.futility and n >= plan.futility_from:
+        why = out_of_reach(baseline, candidate, threshold, last_n=plan.max_rounds, look_alpha=plan.look_alpha,
+                           drop_alpha=plan.drop_alpha, method=plan.method)
+        if why:
+            return Decision(REJECT, REASON_OUT_OF_REACH, interval, n, why)
     return Decision(CONTINUE, "", interval, n)
+
+
+def last_look_reach(baseline, candidate, last_n: int, look_alpha: float) -> float:
+    """The factor (>= 1) by which the upper end of an interval over last_n pairs would still lie
+    above its estimate at the robust spread of these pairs (log_half_width at look_alpha). With
+    fewer than 5 pairs there is no spread to go by: 1."""
+    if min(len(baseline), len(candidate)) < 5:
+        return 1.0
+    return math.exp(log_half_width(paired_spread(baseline, candidate), last_n, look_alpha))
+
+
+def out_of_reach(baseline, candidate, threshold: float, *, last_n: int, look_alpha: float, drop_alpha: float,
+                 method: str = "hodges-lehmann") -> str:
+    """Why these pairs could not pass below `threshold` even at the last look, or "" if they still could.
+
+    The futility rule (the race's and the confirmations'): the optimistic end of a lenient
+    interval (tail drop_alpha, a 50 % interval at 0.25), widened by the half-width a last-look
+    interval would still have at this spread, lies above the threshold. A close call on a noisy
+    program then stops instead of running to the last look inconclusive or not significant."""
+    lenient = median_ratio_interval(baseline, candidate, tail_alpha=drop_alpha, method=method)
+    doubt = last_look_reach(baseline, candidate, last_n, look_alpha)
+    if lenient.low * doubt <= threshold:
+        return ""
+    return (f"could not pass by the last look: after {len(baseline)} pairs its {1 - 2 * drop_alpha:.0%} interval "
+            f"reaches down to {lenient.low:.3f}, and at this spread {last_n} pairs still leave x{doubt:.3f} of doubt "
+            f"(needs below {threshold:.3f})")
 
 
 def run_sequential(pairs, plan: SequentialPlan) -> Decision:

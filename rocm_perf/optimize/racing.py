@@ -130,22 +130,11 @@ def judge(racer: Racer, n: int, plan: RacePlan) -> Call:
         return Call(racer.id, acc.REJECT, OUTRACED,
                     f"not plausibly {plan.min_gain:.1%} faster after {n} pairs (ratio {lenient.estimate:.3f}, "
                     f"{1 - 2 * plan.drop_alpha:.0%} interval from {lenient.low:.3f})", iv, n)
-    doubt = last_rung_reach(b, c, plan) if plan.futility and n >= plan.futility_from else 1.0
-    if lenient.low * doubt > threshold:
-        return Call(racer.id, acc.REJECT, OUTRACED,
-                    f"could not pass by the last look: after {n} pairs its {1 - 2 * plan.drop_alpha:.0%} interval "
-                    f"reaches down to {lenient.low:.3f}, and at this spread {plan.rungs[-1]} pairs still leave "
-                    f"x{doubt:.3f} of doubt (needs below {threshold:.3f})", iv, n)
+    why = acc.out_of_reach(b, c, threshold, last_n=plan.rungs[-1], look_alpha=plan.look_alpha,
+                           drop_alpha=plan.drop_alpha, method=plan.method) if plan.futility and n >= plan.futility_from else ""
+    if why:
+        return Call(racer.id, acc.REJECT, OUTRACED, why, iv, n)
     return Call(racer.id, acc.CONTINUE, "", "", iv, n)
-
-
-def last_rung_reach(baseline: Sequence[float], candidate: Sequence[float], plan: RacePlan) -> float:
-    """The factor (>= 1) by which the upper end of a last-rung interval would still lie above its
-    estimate at the robust spread of these pairs (acceptance.log_half_width at look_alpha). With
-    fewer than 5 pairs there is no spread to go by: 1."""
-    if min(len(baseline), len(candidate)) < 5:
-        return 1.0
-    return math.exp(acc.log_half_width(acc.paired_spread(baseline, candidate), plan.rungs[-1], plan.look_alpha))
 
 
 def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, list[Call]] | None = None) -> dict[int, Call]:
