@@ -146,9 +146,10 @@ class OptimizeLoop:
         alpha = 1.0 - options.confidence
         self.alpha = alpha
         # The confirmations' test. Its futility rule stops a re-measure that could not pass by the last
-        # look (80 % lenient interval, from 20 pairs): in the seeded simulation of a confirmation (tests/
-        # test_acceptance.py) a gain below the bar stops after about 30 pairs instead of 90-100, and 2 % of
-        # the close calls that the full test passes are lost; with a 50 % interval, as the race's, 8 %.
+        # look (80 % lenient interval, from 20 pairs): in a seeded simulation of confirmations (ten cells of
+        # gain, bar and spread; tests/test_acceptance.py checks three) a gain below the bar stops after about
+        # 30 pairs instead of 90-100, and 2 % of the passes of the full test are lost; with a 50 % interval,
+        # as the race's, 8 %.
         self.base_plan = acc.SequentialPlan(options.min_gain, alpha, options.rounds, options.max_rounds, options.round_step,
                                             futility=True, futility_from=CONFIRMATION_FUTILITY_FROM,
                                             drop_alpha=CONFIRMATION_DROP_ALPHA)
