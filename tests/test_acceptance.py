@@ -220,11 +220,12 @@ def test_the_confirmations_futility_rule_stops_a_gain_below_the_bar_early_and_on
     # matmul_regblock: with the noise floor raising the bar to 5.35 %, screened winners of about 5 %
     # were re-measured for 80-100 pairs before "not significant". Same seeded pairs with and without
     # the rule: it may turn a pass into a stop, never a stop into a pass.
-    from rocm_perf.optimize.loop import CONFIRMATION_DROP_ALPHA, CONFIRMATION_FUTILITY_FROM
+    from dataclasses import replace
+
+    from rocm_perf.optimize.loop import CONFIRMATION_FUTILITY_FROM, with_confirmation_rules
 
     def confirm(bar, futility):
-        return SequentialPlan(bar, confirmation_alpha(0.05, 1), futility=futility, futility_from=CONFIRMATION_FUTILITY_FROM,
-                              drop_alpha=CONFIRMATION_DROP_ALPHA)
+        return replace(with_confirmation_rules(SequentialPlan(bar, confirmation_alpha(0.05, 1))), futility=futility)
 
     def decide(bar, ratio, spread, seeds):
         cv = spread / math.sqrt(2)

@@ -76,6 +76,17 @@ _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EP
 CONFIRMATION_PAIRS_RESERVED = 30
 CONFIRMATION_FUTILITY_FROM = 20
 CONFIRMATION_DROP_ALPHA = 0.10  # the futility rule's lenient interval: 80 % (a screened winner earns more benefit of doubt)
+
+
+def with_confirmation_rules(plan: acc.SequentialPlan) -> acc.SequentialPlan:
+    """`plan` as the loop's confirmations run it: their futility rule on (the benches use it too).
+
+    It stops a re-measure that could not pass by the last look (80 % lenient interval, from 20
+    pairs): in a seeded simulation of confirmations (ten cells of gain, bar and spread;
+    tests/test_acceptance.py checks three) a gain below the bar stops after about 30 pairs instead
+    of 90-100, and 2 % of the passes of the full test are lost; with a 50 % interval, as the
+    race's, 8 %."""
+    return replace(plan, futility=True, futility_from=CONFIRMATION_FUTILITY_FROM, drop_alpha=CONFIRMATION_DROP_ALPHA)
 OPEN_STATUSES = ("proposed", "built", "screening", "screened", "confirming")
 CARRIED = "carried"  # terminal: its rewrite was accepted as part of a later trial (`components`)
 # The planned space of one generation: at most this many times --max-trials candidates are built.
@@ -145,14 +156,8 @@ class OptimizeLoop:
         self.elapsed_before = float(ledger.get("elapsed_s", 0.0))
         alpha = 1.0 - options.confidence
         self.alpha = alpha
-        # The confirmations' test. Its futility rule stops a re-measure that could not pass by the last
-        # look (80 % lenient interval, from 20 pairs): in a seeded simulation of confirmations (ten cells of
-        # gain, bar and spread; tests/test_acceptance.py checks three) a gain below the bar stops after about
-        # 30 pairs instead of 90-100, and 2 % of the passes of the full test are lost; with a 50 % interval,
-        # as the race's, 8 %.
-        self.base_plan = acc.SequentialPlan(options.min_gain, alpha, options.rounds, options.max_rounds, options.round_step,
-                                            futility=True, futility_from=CONFIRMATION_FUTILITY_FROM,
-                                            drop_alpha=CONFIRMATION_DROP_ALPHA)
+        self.base_plan = with_confirmation_rules(  # the confirmations' test
+            acc.SequentialPlan(options.min_gain, alpha, options.rounds, options.max_rounds, options.round_step))
         self._rules = None
         self._analyses: dict[tuple[str, str], Any] = {}
         self._baseline_analysis: dict | None = None  # the baseline's analysis.json, once read

@@ -22,7 +22,6 @@ import argparse
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from busy_load import BUSY_KINDS, busy_processes, machine_load, steal_ticks  # noqa: E402
 from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
-from rocm_perf.optimize.loop import CONFIRMATION_DROP_ALPHA, CONFIRMATION_FUTILITY_FROM, pair_order  # noqa: E402
+from rocm_perf.optimize.loop import pair_order, with_confirmation_rules  # noqa: E402
 from rocm_perf.optimize.measure import METRICS, ProfiledRounds, metric_value  # noqa: E402
 from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
 
@@ -87,8 +86,7 @@ def main() -> int:
     # The loop's rules: its race stops a candidate that could not pass by the last look (50 % lenient
     # interval), its confirmations likewise at 80 % (loop.py); both from 20 pairs.
     screen = acc.SequentialPlan(min_gain=0.02, alpha=0.05, max_rounds=args.max_rounds, futility=True)
-    confirm = replace(screen, alpha=acc.confirmation_alpha(0.05, 1), futility_from=CONFIRMATION_FUTILITY_FROM,
-                      drop_alpha=CONFIRMATION_DROP_ALPHA)
+    confirm = with_confirmation_rules(screen.with_alpha(acc.confirmation_alpha(0.05, 1)))
     print(f"# acceptance benchmark on {backend.describe()}; plan: min_gain 2 %, looks {screen.looks()}, "
           f"screening alpha 0.05 (per look {screen.look_alpha:.4f}), first confirmation alpha {confirm.alpha:.4f}; "
           f"futility from {screen.futility_from} pairs (lenient intervals {1 - 2 * screen.drop_alpha:.0%} screening, "

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
-from rocm_perf.optimize.loop import CONFIRMATION_DROP_ALPHA, CONFIRMATION_FUTILITY_FROM  # noqa: E402
+from rocm_perf.optimize.loop import with_confirmation_rules  # noqa: E402
 
 
 def pairs(rng, n: int, ratio: float, spread: float):
@@ -37,8 +36,7 @@ def main() -> int:
     args = ap.parse_args()
     rng = np.random.default_rng(2026)
     screen = acc.SequentialPlan(futility=True)  # the loop's rules (bench_acceptance.py says which)
-    confirm = replace(screen, alpha=acc.confirmation_alpha(screen.alpha, 1), futility_from=CONFIRMATION_FUTILITY_FROM,
-                      drop_alpha=CONFIRMATION_DROP_ALPHA)
+    confirm = with_confirmation_rules(screen.with_alpha(acc.confirmation_alpha(screen.alpha, 1)))
     print(f"# synthetic pairs, {args.sequences} sequences per cell; min_gain 2 %, looks {screen.looks()}; "
           f"accepted = screening then a fresh confirmation at alpha {confirm.alpha}\n")
     print("| per-round spread s | true gain | passed screening | accepted | mean rounds (screening) | peers (mean of 3, > 2 %) |")
