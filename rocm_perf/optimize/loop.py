@@ -54,7 +54,7 @@ BASELINE, NOISE, RANK, PROPOSE, BUILD, SCREEN, CONFIRM, COMBINE, FINAL_CHECK, FI
     "baseline", "noise-floor", "rank", "propose", "build", "screen", "confirm", "combine", "final-check", "finish", "done")
 
 # Named reasons a candidate is rejected (MEASUREMENT.md and the issue); measurement adds
-# slower / not significant / inconclusive from acceptance.py, outraced and budget from racing.py.
+# slower / not significant / inconclusive / out of reach from acceptance.py, outraced and budget from racing.py.
 R_GUARD, R_COMPILE, R_RESOURCES, R_WRONG_OUTPUT, R_CRASH, R_TIMEOUT = (
     "guard", "compile", "resources", "wrong output", "crash", "timeout")
 R_SUPERSEDED = "superseded"

@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rocm_perf.optimize import acceptance as acc
+from rocm_perf.optimize.racing import OUTRACED
 from rocm_perf.sqlite_db import LedgerDB, Schema
 
 PRIOR_NAME = "search_prior.db"
@@ -27,7 +29,7 @@ CREATE TABLE IF NOT EXISTS outcomes (
 """
 SCHEMA = Schema("search prior", _TABLES)
 # Reasons that measured a candidate and found no gain (a guard, build or duplicate measured nothing).
-LOST_REASONS = ("slower", "not significant", "inconclusive", "outraced")
+LOST_REASONS = (acc.REASON_SLOWER, acc.REASON_NOT_SIGNIFICANT, acc.REASON_INCONCLUSIVE, acc.REASON_OUT_OF_REACH, OUTRACED)
 # How far the prior may move a candidate's expected value, each way.
 PRIOR_RANGE = (0.5, 2.0)
 
