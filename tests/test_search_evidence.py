@@ -8,13 +8,14 @@ Real compilers on real sources: g++ through the host backend, Debian's hipcc for
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from rocm_perf.backends.host import HostBackend
 from rocm_perf.optimize.build_cache import build_key, code_identity, compiler_identity, elf_sections, location_flags
-from rocm_perf.optimize.combine import plan_carry
+from rocm_perf.optimize.combine import plan_carry, plan_combination, render_carry
 from rocm_perf.optimize.isa_loops import isa_delta, isa_identity, loop_mix
 from rocm_perf.optimize.ledger import Trial
 from rocm_perf.optimize.plan import evidence_factors
@@ -24,6 +25,7 @@ from conftest import DATA, ROOT
 
 TWO_LOOPS = DATA / "programs" / "two_loops.cu"
 REGBLOCK = ROOT / "kernels" / "matmul_regblock.cu"
+STENCIL2D = ROOT / "kernels" / "stencil2d.cu"
 
 
 def place(tmp: Path, name: str, data: bytes) -> Path:
@@ -205,3 +207,43 @@ def test_best_winner_per_loop_nested_loops_wait_and_rewritten_loops_conflict():
     assert plan_carry([t for t in stale if t.id in (2, 3, 5)], estimate, ranges, {3, 4, 5}).components == [2]
     assert plan_carry([t for t in stale if t.id in (3, 5)], estimate, ranges, {3, 4, 5}).components == [5]
     assert plan_carry([], estimate, ranges, set()).components == []
+
+
+def test_the_generations_combination_is_each_loops_best_nested_loops_included_and_only_once():
+    screened = [trial(1, "k@10", 0.95), trial(2, "k@10", 0.93), trial(4, "k@12", 0.90), trial(5, "g@50", 0.96)]
+    ranges = {"k@10": (10, 20), "k@12": (12, 15), "g@50": (50, 60)}
+    # The best of each loop, best first; k@12 lies in k@10 and is combined with it (render_carry
+    # applies the inner rewrite first).
+    assert plan_combination(screened, estimate, ranges, set()) == [4, 2, 5]
+    assert plan_combination(screened[:2], estimate, ranges, set()) == []  # one loop: nothing to combine
+    assert plan_combination(screened, estimate, ranges, {5}) == []  # tried together once: each goes alone
+    assert plan_combination(screened, estimate, {**ranges, "g@50": None}, set()) == []
+
+
+def test_a_combination_of_nested_loops_applies_the_inner_rewrite_first(tmp_path):
+    """stencil2d's dy loop (line 37) holds its dx loop (38). Unrolling dy by hand copies dx's loop;
+    applied first, it would leave dx's pragma in one copy at most. Either order given renders the
+    same source, with the pragma in every copy, and it builds and prints what the original does."""
+    from rocm_perf.source import guard_candidate, load_rules
+
+    original = STENCIL2D.read_text()
+    base = place(tmp_path, "base", STENCIL2D.read_bytes())
+    outer = Trial(1, 0, "stencil_2d@37", "stencil_2d", "", "unroll_manual", 2, 1.0, "screened", "", "", "", "", "", {}, {})
+    inner = Trial(2, 0, "stencil_2d@38", "stencil_2d", "", "unroll_pragma", 2, 1.0, "screened", "", "", "", "", "", {}, {})
+    tools = type("Tools", (), {"make_candidate": staticmethod(make_candidate), "guard_candidate": staticmethod(guard_candidate)})
+    rendered = [render_carry(base, original, comps, tools=tools, rules=load_rules(), flags=[], analysis_of=analyze_source,
+                             workdir=tmp_path / name)
+                for name, comps in (("outer-first", [outer, inner]), ("inner-first", [inner, outer]))]
+    assert all(r.applied == [2, 1] and not r.failed for r in rendered)
+    assert rendered[0].source == rendered[1].source
+    text = rendered[0].source.decode()
+    assert text.count("#pragma unroll 2") == 3  # the dx loop in both copies of the dy body and in its remainder loop
+    backend = HostBackend()
+    outputs = []
+    for name, data in (("original", STENCIL2D.read_bytes()), ("combined", rendered[0].source)):
+        src = place(tmp_path, name, data)
+        program = backend.build(src, src.parent / "build", location_flags(src))
+        run = subprocess.run([str(program.executable)], capture_output=True, text=True, timeout=120, cwd=src.parent)
+        assert run.returncode == 0, run.stderr
+        outputs.append(run.stdout)
+    assert "PASS" in outputs[1] and outputs[0] == outputs[1]

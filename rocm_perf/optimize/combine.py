@@ -1,12 +1,18 @@
-"""After the per-loop winners: carrying screened rewrites of other loops onto the newer baseline.
+"""After the per-loop winners: one combination of them, and carrying them onto a newer baseline.
 
-When one loop's winner is accepted the baseline changes, and the other loops' screened winners
-were measured against the old one. Rather than racing their loops again, their rewrites are
-applied to the new baseline, all of them at once as one candidate (a combination of the best
-non-conflicting winners of different loops), which is then confirmed on fresh pairs like any
-candidate. If a combination is not confirmed, each of its winners is carried alone, best first.
-Loops nested in one another conflict (one rewrite copies or replaces the other's loop): the
-inner one waits for the outer one's outcome. A loop an accepted change rewrote cannot be carried.
+When two or more loops have a screened winner, their rewrites are first applied together to the
+baseline they were screened on, as one candidate (plan_combination), and confirmed on fresh pairs
+like any candidate: one confirmation instead of one per loop, and the first of the run, at its
+least strict level (each later one is three or more times stricter: acceptance.confirmation_alpha).
+Nested loops are combined too: the inner loop's rewrite is applied first, and the outer one's
+then copies it (render_carry).
+
+If the combination is not confirmed, each loop's winner is confirmed alone, best first; once one
+is accepted the baseline changes, and the other loops' screened winners were measured against the
+old one. Rather than racing their loops again, their rewrites are applied to the new baseline
+(plan_carry): together when they were not tried together yet, else each alone, best first. There
+a loop nested in another conflicts (the outer one's accepted rewrite may have copied it): it waits
+for the outer one's outcome. A loop an accepted change rewrote cannot be carried.
 """
 
 from __future__ import annotations
@@ -70,6 +76,28 @@ def plan_carry(stale: list, estimate: Callable[[object], float], ranges: dict[st
     return out
 
 
+def plan_combination(screened: list, estimate: Callable[[object], float], ranges: dict[str, tuple[int, int] | None],
+                     tried_together: set[int]) -> list[int]:
+    """The combination a generation confirms before any winner alone: the best screened candidate
+    of each loop (trial ids, best first), when two or more loops have one, each loop is still in the
+    baseline as it was (`ranges`), and none of them was in a combination yet (else [])."""
+    best: dict[str, object] = {}
+    for t in sorted(screened, key=lambda t: (estimate(t), t.id)):
+        best.setdefault(t.loop_key, t)
+    winners = list(best.values())
+    if len(winners) < 2 or any(ranges.get(t.loop_key) is None or t.id in tried_together for t in winners):
+        return []
+    return [t.id for t in winners]
+
+
+def _inner_first(components: list, spans: dict[int, int]) -> list:
+    """Components in the order their rewrites are applied: a loop nested in another's before it (the
+    outer rewrite may copy the inner loop, which must carry its rewrite by then); shorter loops
+    first, which puts every inner loop before its outer one and leaves rewrites of separate loops,
+    which commute, in any order."""
+    return sorted(components, key=lambda t: spans.get(t.id, 0))
+
+
 @dataclass
 class Rendered:
     """A carry's source: the rewrites applied one after another, and what each step said."""
@@ -88,7 +116,15 @@ def render_carry(base_path: Path, original_text: str, components: list, *, tools
     workdir.mkdir(parents=True, exist_ok=True)
     current = base_path.read_bytes()
     applied, failed = [], {}
-    for step, t in enumerate(components):
+    base_loops = {(getattr(lp, "kernel", ""), int(lp.line)): lp for lp in analysis_of(base_path).loops}
+    to_base_original = original_line_of(original_text, current.decode(errors="replace"))
+    spans = {}
+    for t in components:
+        kernel, line = split_key(t.loop_key)
+        loop = next((lp for (k, ln), lp in base_loops.items() if k == kernel and to_base_original.get(ln) == line), None)
+        if loop is not None:
+            spans[t.id] = int(getattr(loop, "end_line", 0) or loop.line) - int(loop.line)
+    for step, t in enumerate(_inner_first(components, spans)):
         path = workdir / f"step-{step}.cu"
         path.write_bytes(current)
         analysis = analysis_of(path)

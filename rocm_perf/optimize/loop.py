@@ -10,9 +10,11 @@ the machine loop of the rewritten loop: isa_loops.py) and drops those whose buil
 baseline's or another candidate's (`duplicate`). Then candidates are ordered by evidence (named
 factors: critical-path share, headroom, loop heat, ISA deltas, the prior of earlier runs; plan.py)
 and `screen` races them (racing.py): a few interleaved pairs each, more only for those still
-plausibly ahead, the pairs left going to the highest expected value. `confirm` re-measures each
-loop's winner fresh (alpha spent across the run, acceptance.py); after a first accept, `combine`
-carries the other loops' winners onto the new baseline as one candidate (combine.py).
+plausibly ahead, the pairs left going to the highest expected value. When two or more loops have a
+screened winner, `combine` joins them into one candidate, which `confirm` re-measures fresh first
+(alpha spent across the run, acceptance.py); if it does not pay, each loop's winner is confirmed
+alone, and after an accept `combine` carries the other loops' winners onto the new baseline
+(combine.py).
 
 Every state's handler is safe to run again from its start: it reads what the ledger already holds
 and does only what is missing. The transition to the next state is committed before that state
@@ -40,7 +42,7 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize import racing
 from rocm_perf.optimize.build_cache import build_key, code_identity, compiler_identity, location_flags
-from rocm_perf.optimize.combine import plan_carry, render_carry, split_key
+from rocm_perf.optimize.combine import plan_carry, plan_combination, render_carry, split_key
 from rocm_perf.optimize.isa_loops import isa_delta, isa_identity, loop_mix
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Baseline, BuildRow, Ledger, RoundRow, Trial
 from rocm_perf.optimize.measure import RoundResult, RoundRunner, metric_value, outputs_differ
@@ -807,12 +809,12 @@ class OptimizeLoop:
             comps = [self.ledger.trial(c) for c in t.components]
             done = render_carry(base_path, original, comps, tools=tools, rules=self._rules_list(), flags=self.flags,
                                 analysis_of=self._analysis, workdir=trial_dir / "steps")
-            if not done.applied:
+            if done.failed:
+                # A combination without one of its rewrites is not that combination (accepted, it would
+                # count the left-out one as carried): rejected, its components go on alone.
                 self._reject(t, R_CONFLICT, "; ".join(f"trial {c}: {why}" for c, why in done.failed.items()))
                 return None
             data, diff = done.source, done.diff
-            if done.failed:
-                self.ledger.update_trial(t.id, detail="left out: " + "; ".join(f"trial {c}: {why}" for c, why in done.failed.items()))
         else:
             analysis = self._analysis(base_path)
             try:
@@ -1373,6 +1375,8 @@ class OptimizeLoop:
             carries = [t for t in contenders if t.components]
             if carries:
                 group = carries[:1]
+            elif self._combination_due(generation):
+                return COMBINE  # it plans the combination of the loops' winners, confirmed before each alone
             else:
                 loops: dict[str, list[Trial]] = {}
                 for t in sorted(contenders, key=lambda t: (self._estimate(t), t.id)):
@@ -1406,15 +1410,16 @@ class OptimizeLoop:
 
     def _accept(self, t: Trial, evidence: dict, both: dict) -> None:
         base = self.ledger.current_baseline()
-        superseded = [other.id for other in self.ledger.trials(status="screened")
-                      if other.generation == t.generation and other.loop_key == t.loop_key and not other.components]
+        # The other screened candidates of the accepted loops (a combination's: each of its components')
+        loops = {t.loop_key, *(self.ledger.trial(c).loop_key for c in t.components)}
+        superseded = [other.id for other in self.ledger.trials(status="screened") if other.loop_key in loops
+                      and other.generation <= t.generation and not other.components and other.id not in t.components]
         with self.ledger.transaction():
             self.ledger.add_decision(t.id, "confirm", acc.ACCEPT, acc.REASON_GAIN, evidence)
             self.ledger.update_trial(t.id, status="accepted", reason=acc.REASON_GAIN, evidence=both)
-            for other in self.ledger.trials(status="screened"):
-                if other.generation == t.generation and other.loop_key == t.loop_key and not other.components:
-                    self.ledger.update_trial(other.id, status="rejected", reason=R_SUPERSEDED,
-                                             detail=f"trial {t.id} was accepted for the same loop")
+            for other in superseded:
+                self.ledger.update_trial(other, status="rejected", reason=R_SUPERSEDED,
+                                         detail=f"trial {t.id} was accepted for the same loop")
             self._settle_components(t, accepted=True)
             if self.project:  # the candidate's tree is the new baseline's; its resources replace its file's
                 self.ledger.add_baseline(Baseline(base.generation + 1, t.id, t.source_sha256, f"trials/{t.id}/tree",
@@ -1433,6 +1438,11 @@ class OptimizeLoop:
         if self.ledger.trials(status="proposed"):
             return BUILD  # a carry was planned before the run stopped
         base = self.ledger.current_baseline()
+        components = self._combination_due(base.generation)
+        if components:
+            with self.ledger.transaction():
+                self._propose_carry([self.ledger.trial(c) for c in components], base.generation)
+            return BUILD
         stale = [t for t in self.ledger.trials(status="screened") if t.generation < base.generation]
         if not stale:
             return PROPOSE
@@ -1446,19 +1456,9 @@ class OptimizeLoop:
                 self._write_verdict(t.id)
                 self._drop_trees(t.id)
             return PROPOSE
-        base_path = self._abs(base.source_path)
-        analysis = self._analysis(base_path)
-        original = self._abs(self.ledger.baselines()[0].source_path).read_text(errors="replace")
-        to_original = original_line_of(original, base_path.read_text(errors="replace"))
-        ranges: dict[str, tuple[int, int] | None] = {}
-        for t in stale:
-            kernel, line = split_key(t.loop_key)
-            loop = next((lp for lp in analysis.loops if getattr(lp, "kernel", "") == kernel
-                         and to_original.get(int(lp.line)) == line), None)
-            ranges[t.loop_key] = None if loop is None else (int(loop.line), int(getattr(loop, "end_line", 0) or loop.line))
         tried_together = {c for x in self.ledger.trials() if x.rule == COMBINATION and x.status not in OPEN_STATUSES
                           for c in x.components}
-        carry = plan_carry(stale, self._estimate, ranges, tried_together)
+        carry = plan_carry(stale, self._estimate, self._loop_ranges(stale, base), tried_together)
         with self.ledger.transaction():
             for tid, best in carry.superseded.items():
                 self.ledger.update_trial(tid, status="rejected", reason=R_SUPERSEDED,
@@ -1471,6 +1471,35 @@ class OptimizeLoop:
         for tid in [*carry.superseded, *carry.conflicts]:
             self._write_verdict(tid)
         return BUILD if carry.components else PROPOSE
+
+    def _loop_ranges(self, trials: list[Trial], base: Baseline) -> dict[str, tuple[int, int] | None]:
+        """Each trial's loop as it is in `base`'s source: its line range, or None when it is not
+        there any more as it was (an accepted change rewrote it)."""
+        base_path = self._abs(base.source_path)
+        analysis = self._analysis(base_path)
+        original = self._abs(self.ledger.baselines()[0].source_path).read_text(errors="replace")
+        to_original = original_line_of(original, base_path.read_text(errors="replace"))
+        ranges: dict[str, tuple[int, int] | None] = {}
+        for t in trials:
+            kernel, line = split_key(t.loop_key)
+            loop = next((lp for lp in analysis.loops if getattr(lp, "kernel", "") == kernel
+                         and to_original.get(int(lp.line)) == line), None)
+            ranges[t.loop_key] = None if loop is None else (int(loop.line), int(getattr(loop, "end_line", 0) or loop.line))
+        return ranges
+
+    def _combination_due(self, generation: int) -> list[int]:
+        """The generation's loops' screened winners to confirm together before any of them alone
+        (combine.plan_combination), or [] (a project's loops are each confirmed alone: carrying
+        rewrites between its trees is not done)."""
+        if self.project:
+            return []
+        screened = [t for t in self.ledger.trials(status="screened") if t.generation == generation and not t.components]
+        if len({t.loop_key for t in screened}) < 2:
+            return []
+        tried = {c for x in self.ledger.trials() if x.rule == COMBINATION for c in x.components}
+        if any(t.id in tried for t in screened):
+            return []  # once per generation (before the loops' source is analysed again)
+        return plan_combination(screened, self._estimate, self._loop_ranges(screened, self.ledger.current_baseline()), tried)
 
     def _propose_carry(self, comps: list[Trial], generation: int) -> int:
         ordering = {"factors": {"carried: screened gain": 1 / max(1e-9, min(self._estimate(c) for c in comps))},
@@ -1487,8 +1516,10 @@ class OptimizeLoop:
                                     loop_id="; ".join(c.loop_id for c in comps), rule=COMBINATION, factor=0,
                                     expected_value=sum(c.expected_value for c in comps), ordering=ordering,
                                     components=[c.id for c in comps])
+        where = ("confirmed before any of them alone" if comps[0].generation == generation
+                 else "on the new baseline")
         self.report.message(f"combining the screened winners of {len(comps)} loops (trials "
-                            f"{', '.join(str(c.id) for c in comps)}) into one candidate on the new baseline")
+                            f"{', '.join(str(c.id) for c in comps)}) into one candidate, {where}")
         return tid
 
     # ---- 7. finish -------------------------------------------------------------------------
