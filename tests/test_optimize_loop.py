@@ -366,6 +366,8 @@ def test_the_loops_winners_are_confirmed_together_before_any_alone(three_loops):
     assert all(p.status == "carried" and f"trial {combo.id}" in p.detail for p in parts)
     assert [ledger.decision(t.id, "confirm")["confirmation"]["k"] for t in accepted] == [1]
     assert sum(1 for _ in ledger.decisions("confirm")) == 1
+    # A combination's test ends at 20 pairs (looks at 5, 10, 20): a close call goes to the parts alone.
+    assert ledger.decision(combo.id, "confirm")["plan"]["looks"] == [5, 10, 20]
     assert (run_dir / "final.cu").read_text().count("#pragma unroll 1") == 6  # all three loops by hand
     # Every candidate was built before any was measured: the first screening round comes after the last build.
     states = [s for _, s, _ in ledger.transitions()]
@@ -408,6 +410,28 @@ def test_a_combination_that_does_not_pay_is_followed_by_one_winner_at_a_time(tmp
     final = (run_dir / "final.cu").read_text()
     assert final.count(SHIFT_BODY) > 1 or final.count(WEIGHTED_BODY) > 1
     assert not (final.count(SHIFT_BODY) > 1 and final.count(WEIGHTED_BODY) > 1)
+
+
+def test_a_combination_behind_its_best_part_alone_is_not_taken(tmp_path):
+    """Unrolling the weighted and the shift loop together costs 8 %: the three loops' combination is
+    still 3 % faster than the baseline (it passes the bar), but the xor loop's x4 alone is 5.5 %
+    faster. Taking the combination would end the search with less: its parts go on alone."""
+    run_dir, loop = start(tmp_path, InjectedRounds(interaction=0.08), **THREE_OPTIONS)
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    (combo,) = [t for t in ledger.trials() if t.rule == "combination"]
+    decision = ledger.decision(combo.id, "confirm")
+    assert combo.status == "rejected" and combo.reason == "behind its best part"
+    assert decision["critical_path"]["high"] < 0.99  # it did pass the test
+    xor = next(ledger.trial(c) for c in combo.components if ledger.trial(c).kernel == "row_xor_sum")
+    assert f"trial {xor.id}" in combo.detail and "confirmed alone" in combo.detail
+    assert decision["critical_path"]["estimate"] >= xor.evidence["screen"]["critical_path"]["estimate"]
+    # Then the xor loop's winner alone, and the weighted loop's carried onto it; the shift loop's,
+    # carried onto both, pays the 8 % and is rejected.
+    accepted = ledger.trials(status="accepted")
+    assert [(t.kernel, t.generation) for t in accepted] == [("row_xor_sum", 0), ("row_weighted_sum", 1)]
+    final = (run_dir / "final.cu").read_text()
+    assert final.count(WEIGHTED_BODY) > 1 and final.count(SHIFT_BODY) == 1
 
 
 def _first_call(calls: list[str], pattern: str) -> str:

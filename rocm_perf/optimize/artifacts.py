@@ -79,7 +79,7 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "accepted": [{**_trial_json(t), "resource_deltas": resource_deltas(_resources_of(bases, t.generation), t.resources)}
                      for t in accepted],
         "rejected": [_trial_json(t) for t in trials if t.status == "rejected"],
-        # Screened rewrites accepted as part of a later trial that carried them onto a newer baseline.
+        # Screened rewrites accepted as part of a later trial (a combination, or a carry onto a newer baseline).
         "carried": [_trial_json(t) for t in trials if t.status == "carried"],
         "open": [_trial_json(t) for t in trials if t.status not in ("accepted", "rejected", "carried")],
         "trials": len(trials),
@@ -261,7 +261,7 @@ def _search_markdown(s: dict) -> list[str]:
              f"{search.get('duplicates', 0)} duplicate(s) of the baseline or of another candidate dropped; "
              f"{search.get('raced', 0)} raced" + (f" in rungs of {', '.join(map(str, plan.get('rungs', [])))} pairs "
                                                   f"(each look at {plan.get('look_alpha', 0):.4g} per tail)" if plan else "")
-             + (f"; {search['carries']} carried onto a newer baseline" if search.get("carries") else "") + ".",
+             + (f"; {search['carries']} combination(s) or carries of screened winners" if search.get("carries") else "") + ".",
              "", "Candidates in their order: the score is the product of the named factors; ISA evidence and the prior of "
              "earlier runs are added once a candidate is built.", "",
              "| trial | candidate | score | factors | outcome |", "|---|---|---:|---|---|"]

@@ -6,7 +6,8 @@ most the step in flight. Files beside the ledger are derived from it.
 
 Trial statuses: proposed -> built -> screening (racing) -> screened -> confirming -> accepted,
 or rejected (with a named reason) from any of them, or carried (a screened candidate whose rewrite
-was accepted as part of a later trial that applied it to a newer baseline: `components`).
+was accepted as part of a later trial, its `components`: a combination of the loops' screened
+winners, or a carry of them onto a newer baseline).
 `confirming` is the half-done state a resume redoes from its start; a racing candidate keeps its
 complete pairs and goes on from there.
 

@@ -446,7 +446,7 @@ def _search_note(ledger) -> str:
     return (f"search: {s['planned']} candidates built before any was measured ({s['builds']} builds), "
             f"{s['duplicates']} duplicate(s) dropped, {s['raced']} raced"
             + (f" in rungs of {', '.join(map(str, rungs))} pairs" if rungs else "")
-            + (f", {s['carries']} carried onto a newer baseline" if s["carries"] else ""))
+            + (f", {s['carries']} combination(s) or carries of screened winners" if s["carries"] else ""))
 
 
 def load_run(run_dir: Path) -> RunView:
