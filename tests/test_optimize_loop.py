@@ -380,6 +380,10 @@ def test_the_loops_winners_are_confirmed_together_before_any_alone(three_loops):
     summary = json.loads((run_dir / "summary.json").read_text())
     review = render_markdown(summary)
     assert f"combination of trials {', '.join(map(str, combo.components))}" in review
+    from rocm_perf.optimize.artifacts import terminal_summary
+
+    line = next(x for x in terminal_summary(summary).splitlines() if x.startswith(f"  + #{combo.id} "))
+    assert " combination: +" in line and " x0" not in line  # a combination has no unroll factor to show
     assert "## Search" in review and "critical-path share" in review
     assert {t["id"] for t in summary["carried"]} == set(combo.components)
 

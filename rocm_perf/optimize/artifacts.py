@@ -331,7 +331,8 @@ def terminal_summary(s: dict) -> str:
         out.append(f"  A/A noise floor {nf['floor'] * 100:.2f} %, min gain used {float(s['effective_min_gain']) * 100:.2f} %")
     for t in s["accepted"]:
         conf = t["evidence"].get("confirm", {})
-        out.append(f"  + #{t['id']} {t['kernel']} {t['loop']} {t['rule']} x{t['factor']}: "
+        what = f"{t['rule']} x{t['factor']}" if t["factor"] else t["rule"]  # a combination has no factor
+        out.append(f"  + #{t['id']} {t['kernel']} {t['loop']} {what}: "
                    f"{_speedup_text(conf.get('critical_path'))} {conf.get('metric', name)}, ratio {_interval_text(conf.get('critical_path'))}")
     by_reason: dict[str, int] = {}
     for t in s["rejected"]:
