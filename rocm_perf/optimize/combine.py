@@ -41,6 +41,19 @@ def split_key(loop_key: str) -> tuple[str, int]:
     return kernel, int(line)
 
 
+def find_loop(analysis, to_original: dict[int, int], loop_key: str):
+    """The loop of `loop_key` (kernel@line of the original source) in a later source's analysis,
+    its lines mapped back by `to_original` (plan.original_line_of), or None when it is not there as it was."""
+    kernel, line = split_key(loop_key)
+    return next((lp for lp in analysis.loops if getattr(lp, "kernel", "") == kernel
+                 and to_original.get(int(lp.line)) == line), None)
+
+
+def loop_range(loop) -> tuple[int, int]:
+    """A loop's first and last line."""
+    return int(loop.line), int(getattr(loop, "end_line", 0) or loop.line)
+
+
 def plan_carry(stale: list, estimate: Callable[[object], float], ranges: dict[str, tuple[int, int] | None],
                tried_together: set[int]) -> CarryPlan:
     """The next carry from the screened trials of older generations (`stale`, ledger Trials).
@@ -116,22 +129,19 @@ def render_carry(base_path: Path, original_text: str, components: list, *, tools
     workdir.mkdir(parents=True, exist_ok=True)
     current = base_path.read_bytes()
     applied, failed = [], {}
-    base_loops = {(getattr(lp, "kernel", ""), int(lp.line)): lp for lp in analysis_of(base_path).loops}
+    base_analysis = analysis_of(base_path)
     to_base_original = original_line_of(original_text, current.decode(errors="replace"))
     spans = {}
     for t in components:
-        kernel, line = split_key(t.loop_key)
-        loop = next((lp for (k, ln), lp in base_loops.items() if k == kernel and to_base_original.get(ln) == line), None)
+        loop = find_loop(base_analysis, to_base_original, t.loop_key)
         if loop is not None:
-            spans[t.id] = int(getattr(loop, "end_line", 0) or loop.line) - int(loop.line)
+            first, last = loop_range(loop)
+            spans[t.id] = last - first
     for step, t in enumerate(_inner_first(components, spans)):
         path = workdir / f"step-{step}.cu"
         path.write_bytes(current)
         analysis = analysis_of(path)
-        to_original = original_line_of(original_text, current.decode(errors="replace"))
-        kernel, line = split_key(t.loop_key)
-        loop = next((lp for lp in analysis.loops if getattr(lp, "kernel", "") == kernel
-                     and to_original.get(int(lp.line)) == line), None)
+        loop = find_loop(analysis, original_line_of(original_text, current.decode(errors="replace")), t.loop_key)
         if loop is None:
             failed[t.id] = "its loop is not in the source any more as it was"
             continue

@@ -42,7 +42,7 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize import racing
 from rocm_perf.optimize.build_cache import build_key, code_identity, compiler_identity, location_flags
-from rocm_perf.optimize.combine import plan_carry, plan_combination, render_carry, split_key
+from rocm_perf.optimize.combine import find_loop, loop_range, plan_carry, plan_combination, render_carry
 from rocm_perf.optimize.isa_loops import isa_delta, isa_identity, loop_mix
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Baseline, BuildRow, Ledger, RoundRow, Trial
 from rocm_perf.optimize.measure import RoundResult, RoundRunner, metric_value, outputs_differ
@@ -102,6 +102,8 @@ def with_confirmation_rules(plan: acc.SequentialPlan) -> acc.SequentialPlan:
     of 90-100, and 2 % of the passes of the full test are lost; with a 50 % interval, as the
     race's, 8 %."""
     return replace(plan, futility=True, futility_from=CONFIRMATION_FUTILITY_FROM, drop_alpha=CONFIRMATION_DROP_ALPHA)
+
+
 OPEN_STATUSES = ("proposed", "built", "screening", "screened", "confirming")
 CARRIED = "carried"  # terminal: its rewrite was accepted as part of a later trial (`components`)
 # The planned space of one generation: at most this many times --max-trials candidates are built.
@@ -1172,12 +1174,12 @@ class OptimizeLoop:
                 est = f"ratio ~{acc.median_ratio_interval(b, c, tail_alpha=0.5).estimate:.3f}"
             self.report.round(i + 1, est, secs)
             n = i + 1
-            if must_beat and n in plan.looks() and (decision.verdict == acc.ACCEPT or (
+            iv = decision.interval  # at a look: the test's interval
+            if must_beat and iv is not None and (decision.verdict == acc.ACCEPT or (
                     n >= BEHIND_FROM and decision.verdict == acc.CONTINUE)):  # the test's own rejections stand
-                estimate = acc.median_ratio_interval(b, c, tail_alpha=plan.look_alpha, method=plan.method)
-                if estimate.estimate >= must_beat[0]:
-                    decision = acc.Decision(acc.REJECT, R_BEHIND_PART, estimate, n,
-                                            f"ratio {estimate.estimate:.3f} after {n} fresh pairs; {must_beat[1]}")
+                if iv.estimate >= must_beat[0]:
+                    decision = acc.Decision(acc.REJECT, R_BEHIND_PART, iv, n,
+                                            f"ratio {iv.estimate:.3f} after {n} fresh pairs; {must_beat[1]}")
             if decision.verdict != acc.CONTINUE:
                 break
         evidence = {"decision": decision.to_json(), "plan": plan.to_json(),
@@ -1448,11 +1450,8 @@ class OptimizeLoop:
         race (biased low), and on matmul_regblock a combination at 0.866, better than its best part
         alone (0.907 on fresh pairs), was behind that part's screened 0.864."""
         best = min((self.ledger.trial(c) for c in t.components), key=lambda c: (self._estimate(c), c.id))
-        n = int((best.evidence.get("screen") or {}).get("rounds") or 0)
-        b, c = self._pairs(best, "screen", n or None)
+        b, c = self._pairs(best, "screen", int(best.evidence["screen"]["rounds"]))  # the pairs it passed screening on
         drop_alpha = self._race_plan().drop_alpha
-        if len(b) < 2:
-            return self._estimate(best), f"its best part alone (trial {best.id}) screened at {self._estimate(best):.3f}"
         lenient = acc.median_ratio_interval(b, c, tail_alpha=drop_alpha, method=self.base_plan.method)
         return lenient.high, (f"its best part alone (trial {best.id}, {best.rule} x{best.factor} on {best.loop_id}) screened "
                               f"at {lenient.estimate:.3f}, {1 - 2 * drop_alpha:.0%} interval up to {lenient.high:.3f}: "
@@ -1531,10 +1530,8 @@ class OptimizeLoop:
         to_original = original_line_of(original, base_path.read_text(errors="replace"))
         ranges: dict[str, tuple[int, int] | None] = {}
         for t in trials:
-            kernel, line = split_key(t.loop_key)
-            loop = next((lp for lp in analysis.loops if getattr(lp, "kernel", "") == kernel
-                         and to_original.get(int(lp.line)) == line), None)
-            ranges[t.loop_key] = None if loop is None else (int(loop.line), int(getattr(loop, "end_line", 0) or loop.line))
+            loop = find_loop(analysis, to_original, t.loop_key)
+            ranges[t.loop_key] = None if loop is None else loop_range(loop)
         return ranges
 
     def _combination_due(self, generation: int) -> list[int]:
