@@ -183,3 +183,39 @@ def test_a_long_tail_of_cold_loops_does_not_eat_the_budget():
         assert unmeasured and all(i not in hot for i in unmeasured)  # cold loops are the ones left unmeasured
         found += any(i == hot[0] for i in result.accepted)
     assert found >= 27
+
+
+def test_a_loops_last_racer_passes_at_the_lenient_level_only_when_it_is_alone():
+    """A loop down to one racer has no rival to outrun: from 10 pairs it passes screening once its
+    90 % interval lies below the bar, where the strict per-rung level asks nearly twice the pairs of
+    a 3 % gain; its fresh confirmation still decides. A null racer (the baseline's own speed, 8 %
+    spread) almost never passes; with a rival racing or passed, the strict level stands."""
+    plan = rc.RacePlan.doubling(0.02, ALPHA, 5, 100)
+    strict = rc.RacePlan.doubling(0.02, ALPHA, 5, 100, last_from=10**6)
+
+    def screened(ratio: float, sd: float, seed: int, p: rc.RacePlan) -> rc.Call:
+        b, c = rc.lognormal_pairs(sd / np.sqrt(2), seed)(ratio, 100)
+        for n in p.rungs:
+            call = rc.judge_rung([rc.Racer(1, "L", 1.0, b, c)], n, p)[1]
+            if call.verdict != acc.CONTINUE:
+                return call
+        raise AssertionError("the last rung always decides")
+
+    lenient = [screened(0.97, 0.02, seed, plan) for seed in range(200)]
+    before = [screened(0.97, 0.02, seed, strict) for seed in range(200)]
+    passes = [c for c in lenient if c.verdict == acc.ACCEPT]
+    assert len(passes) >= sum(c.verdict == acc.ACCEPT for c in before) >= 180
+    assert np.mean([c.n for c in passes]) < 0.7 * np.mean([c.n for c in before if c.verdict == acc.ACCEPT])
+    assert any("its loop's last racer" in c.detail for c in passes) and min(c.n for c in passes) >= 10
+    nulls = [screened(1.0, 0.08, seed, plan) for seed in range(1000)]
+    assert sum(c.verdict == acc.ACCEPT for c in nulls) <= 20  # observed 8: each one a confirmation, never an accept
+
+    rng = np.random.default_rng(3)
+    b = 1e6 * np.exp(rng.normal(0, 0.01, 10))
+    gain = rc.Racer(1, "L", 1.0, b, b * 0.975 * np.exp(rng.normal(0, 0.015, 10)))
+    assert rc.judge_rung([gain], 10, plan)[1].verdict == acc.ACCEPT
+    assert rc.judge(gain, 10, plan).verdict == acc.CONTINUE  # the strict level alone does not pass it yet
+    rival = rc.Racer(2, "L", 1.0, b, b * 0.975 * np.exp(rng.normal(0, 0.01, 10)))
+    assert all(c.verdict == acc.CONTINUE for c in rc.judge_rung([gain, rival], 10, rc.RacePlan.doubling(0.02, ALPHA, 5, 100, keep=1.0)).values())
+    passed = rc.Call(9, acc.ACCEPT, acc.REASON_GAIN, "", acc.RatioInterval(0.97, 0.95, 0.975, 10, 0.0125, "hodges-lehmann"), 10)
+    assert rc.judge_rung([gain], 10, plan, {"L": [passed]})[1].verdict == acc.CONTINUE

@@ -1336,7 +1336,8 @@ class OptimizeLoop:
 
     def _announce_racer(self, t: Trial, verdict: str, reason: str, detail: str, evidence: dict) -> None:
         if verdict == acc.ACCEPT:
-            self.report.message(f"{t.label}: passed screening ({_ratio_text(evidence)}); to be re-measured")
+            last = " as its loop's last racer" if "last racer" in detail else ""
+            self.report.message(f"{t.label}: passed screening{last} ({_ratio_text(evidence)}); to be re-measured")
         else:
             self._write_verdict(t.id)
             self._drop_trees(t.id)

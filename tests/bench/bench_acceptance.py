@@ -1,8 +1,9 @@
 """Benchmark: the acceptance protocol on real host-backend measurements (prints tables).
 
-1. False accepts: A/A pairs (tests/data/programs/bench_twin.cu built twice), each decided by the
-   sequential test with fresh interleaved rounds; also what the peers' rule (mean of 3 rounds,
-   accept when more than 2 % faster) does on the first three pairs of the same data.
+1. False accepts: A/A pairs (tests/data/programs/bench_twin.cu built twice), each screened as the
+   loop screens a lone candidate (a race of one, fresh interleaved rounds) and, when it passes,
+   confirmed on fresh rounds; also what the peers' rule (mean of 3 rounds, accept when more than
+   2 % faster) does on the first three pairs of the same data.
 2. Power: a kernel against its deliberately slower twin (3 %, 5 %, 10 % more work, so the plain
    build is that much faster): acceptance rate and rounds per decision, against a fixed 30 rounds.
 
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from busy_load import BUSY_KINDS, busy_processes, machine_load, steal_ticks  # noqa: E402
 from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
+from rocm_perf.optimize import racing  # noqa: E402
 from rocm_perf.optimize.loop import pair_order, with_confirmation_rules  # noqa: E402
 from rocm_perf.optimize.measure import METRICS, ProfiledRounds, metric_value  # noqa: E402
 from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
@@ -40,23 +42,46 @@ from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
 
 
+def measure_pair(runner, base_exe: Path, cand_exe: Path, i: int, work: Path, tag: str, metric: str) -> tuple[float, float]:
+    """Interleaved pair i: (baseline value, candidate value)."""
+    values = {}
+    for role, exe in pair_order(i, str(base_exe), str(cand_exe)):
+        r = runner(Path(exe), work / f"{tag}-{i}-{role}", f"{tag}-{i}-{role}")
+        if not r.ok:
+            raise SystemExit(f"{exe}: round failed ({r.failure})")
+        values[role] = metric_value(r, metric)
+    return values["B"], values["C"]
+
+
 def sequential(runner, base_exe: Path, cand_exe: Path, plan: acc.SequentialPlan, work: Path, tag: str, metric: str):
     """One decision with fresh interleaved rounds; returns (decision, baseline values, candidate values)."""
     b: list[float] = []
     c: list[float] = []
     for i in range(plan.max_rounds):
-        values = {}
-        for role, exe in pair_order(i, str(base_exe), str(cand_exe)):
-            r = runner(Path(exe), work / f"{tag}-{i}-{role}", f"{tag}-{i}-{role}")
-            if not r.ok:
-                raise SystemExit(f"{exe}: round failed ({r.failure})")
-            values[role] = metric_value(r, metric)
-        b.append(values["B"])
-        c.append(values["C"])
+        vb, vc = measure_pair(runner, base_exe, cand_exe, i, work, tag, metric)
+        b.append(vb)
+        c.append(vc)
         d = acc.sequential_decision(b, c, plan)
         if d.verdict != acc.CONTINUE:
             return d, b, c
     return acc.sequential_decision(b, c, plan), b, c
+
+
+def raced(runner, base_exe: Path, cand_exe: Path, plan: racing.RacePlan, work: Path, tag: str, metric: str):
+    """One candidate screened as the loop screens a lone one: a race of one racer, rung by rung
+    (racing.judge_rung, so its loop's-last-racer rule applies); returns (decision, baseline values,
+    candidate values)."""
+    b: list[float] = []
+    c: list[float] = []
+    for n in plan.rungs:
+        while len(b) < n:
+            vb, vc = measure_pair(runner, base_exe, cand_exe, len(b), work, tag, metric)
+            b.append(vb)
+            c.append(vc)
+        call = racing.judge_rung([racing.Racer(1, "loop", 1.0, b, c)], n, plan)[1]
+        if call.verdict != acc.CONTINUE:
+            return acc.Decision(call.verdict, call.reason, call.interval, n, call.detail), b, c
+    raise AssertionError("the last rung always decides")
 
 
 def peer_rule(b: list[float], c: list[float]) -> bool:
@@ -83,14 +108,17 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="bench_acceptance-"))
     runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=120, cwd=work,
                             timing_lines=r"(?!)", keep_profiles=lambda key: False)
-    # The loop's rules: its race stops a candidate that could not pass by the last look (50 % lenient
-    # interval), its confirmations likewise at 80 % (loop.py); both from 20 pairs.
-    screen = acc.SequentialPlan(min_gain=0.02, alpha=0.05, max_rounds=args.max_rounds, futility=True)
-    confirm = with_confirmation_rules(screen.with_alpha(acc.confirmation_alpha(0.05, 1)))
-    print(f"# acceptance benchmark on {backend.describe()}; plan: min_gain 2 %, looks {screen.looks()}, "
-          f"screening alpha 0.05 (per look {screen.look_alpha:.4f}), first confirmation alpha {confirm.alpha:.4f}; "
-          f"futility from {screen.futility_from} pairs (lenient intervals {1 - 2 * screen.drop_alpha:.0%} screening, "
-          f"{1 - 2 * confirm.drop_alpha:.0%} confirmation); metric {args.metric}, at most {args.max_rounds} pairs")
+    # The loop's rules: a lone candidate races alone (rungs of doubling pairs; it stops when it could
+    # not pass by the last rung, 50 % lenient interval, and passes as its loop's last racer at a 90 %
+    # interval from 10 pairs), and its confirmation stops likewise at 80 % (loop.py); both from 20 pairs.
+    sequential_plan = acc.SequentialPlan(min_gain=0.02, alpha=0.05, max_rounds=args.max_rounds, futility=True)
+    screen = racing.RacePlan.doubling(0.02, 0.05, OptimizeOptions.rounds, args.max_rounds)
+    confirm = with_confirmation_rules(sequential_plan.with_alpha(acc.confirmation_alpha(0.05, 1)))
+    print(f"# acceptance benchmark on {backend.describe()}; plan: min_gain 2 %, screening as a race of one: rungs "
+          f"{list(screen.rungs)}, alpha 0.05 (per rung {screen.look_alpha:.4f}), its loop's last racer passing at a "
+          f"{1 - 2 * screen.last_alpha:.0%} interval from {screen.last_from} pairs; first confirmation alpha {confirm.alpha:.4f}, "
+          f"looks {confirm.looks()}; futility from {screen.futility_from} pairs (lenient intervals {1 - 2 * screen.drop_alpha:.0%} "
+          f"screening, {1 - 2 * confirm.drop_alpha:.0%} confirmation); metric {args.metric}, at most {args.max_rounds} pairs")
 
     t0 = time.time()
     a = backend.build(PROGRAM, work / "a", [])
@@ -129,7 +157,7 @@ def false_accepts(args, runner, screen, confirm, a, a2, work: Path, load: str) -
     for k in range(args.aa):
         if args.aa_seconds and time.time() - t0 > args.aa_seconds:
             break  # out of time: the table says how many decisions it covers
-        d, b, c = sequential(runner, a.executable, a2.executable, screen, work, f"{load}-aa{k}", args.metric)
+        d, b, c = raced(runner, a.executable, a2.executable, screen, work, f"{load}-aa{k}", args.metric)
         verdicts[d.reason] = verdicts.get(d.reason, 0) + 1
         rounds.append(d.rounds)
         spreads.append(acc.paired_spread(b, c))
@@ -144,7 +172,7 @@ def false_accepts(args, runner, screen, confirm, a, a2, work: Path, load: str) -
           + (f" (of {args.aa} asked: --aa-seconds {args.aa_seconds:.0f} ran out)" if n < args.aa else "") + "\n")
     print("| rule | accepts | rate |")
     print("|---|---|---|")
-    for name, label in (("screen", "sequential test, screening level"), ("confirm", "screening then fresh confirmation (what the loop accepts)"),
+    for name, label in (("screen", "screening (a race of one)"), ("confirm", "screening then fresh confirmation (what the loop accepts)"),
                         ("peer", "peers: mean of 3, > 2 % faster")):
         print(f"| {label} | {accepts[name]} / {n} | {accepts[name] / max(n, 1):.0%} |")
     print(f"\nverdicts: {verdicts}; rounds per decision: mean {np.mean(rounds):.1f}, max {max(rounds)}; "
@@ -162,7 +190,7 @@ def power(args, runner, screen, confirm, a, slow, work: Path, load: str) -> None
         ratios = []
         spreads = []
         for k in range(args.trials):
-            d, b, c = sequential(runner, twin.executable, a.executable, screen, work, f"{load}-g{g:.0f}-{k}", args.metric)
+            d, b, c = raced(runner, twin.executable, a.executable, screen, work, f"{load}-g{g:.0f}-{k}", args.metric)
             acc_screen += d.verdict == acc.ACCEPT
             n_rounds.append(d.rounds)
             spreads.append(acc.paired_spread(b, c))
