@@ -185,11 +185,11 @@ def test_a_long_tail_of_cold_loops_does_not_eat_the_budget():
     assert found >= 27
 
 
-def test_a_loops_last_racer_passes_at_the_lenient_level_only_when_it_is_alone():
+def test_a_loops_last_racer_passes_at_the_lenient_level_only_when_no_rival_races_or_leads():
     """A loop down to one racer has no rival to outrun: from 10 pairs it passes screening once its
     90 % interval lies below the bar, where the strict per-rung level asks nearly twice the pairs of
     a 3 % gain; its fresh confirmation still decides. A null racer (the baseline's own speed, 8 %
-    spread) almost never passes; with a rival racing or passed, the strict level stands."""
+    spread) almost never passes; with a rival racing, the strict level stands."""
     plan = rc.RacePlan.doubling(0.02, ALPHA, 5, 100)
     strict = rc.RacePlan.doubling(0.02, ALPHA, 5, 100, last_from=10**6)
 
@@ -217,5 +217,12 @@ def test_a_loops_last_racer_passes_at_the_lenient_level_only_when_it_is_alone():
     assert rc.judge(gain, 10, plan).verdict == acc.CONTINUE  # the strict level alone does not pass it yet
     rival = rc.Racer(2, "L", 1.0, b, b * 0.975 * np.exp(rng.normal(0, 0.01, 10)))
     assert all(c.verdict == acc.CONTINUE for c in rc.judge_rung([gain, rival], 10, rc.RacePlan.doubling(0.02, ALPHA, 5, 100, keep=1.0)).values())
-    passed = rc.Call(9, acc.ACCEPT, acc.REASON_GAIN, "", acc.RatioInterval(0.97, 0.95, 0.975, 10, 0.0125, "hodges-lehmann"), 10)
-    assert rc.judge_rung([gain], 10, plan, {"L": [passed]})[1].verdict == acc.CONTINUE
+    # A rival that passed screening counts in the halving: a racer slower than it stops (it could
+    # only be confirmed after it), a faster one is the loop's last racer.
+    def passed(estimate: float) -> rc.Call:
+        iv = acc.RatioInterval(estimate, estimate - 0.05, estimate + 0.03, 10, 0.0125, "hodges-lehmann")  # not clearly ahead
+        return rc.Call(9, acc.ACCEPT, acc.REASON_GAIN, "", iv, 10)
+    ahead = rc.judge_rung([gain], 10, plan, {"L": [passed(0.95)]})[1]
+    assert ahead.reason == rc.OUTRACED and "1 passed screening" in ahead.detail
+    behind = rc.judge_rung([gain], 10, plan, {"L": [passed(0.99)]})[1]
+    assert behind.verdict == acc.ACCEPT and "last racer" in behind.detail
