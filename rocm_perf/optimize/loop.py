@@ -1336,7 +1336,7 @@ class OptimizeLoop:
 
     def _announce_racer(self, t: Trial, verdict: str, reason: str, detail: str, evidence: dict) -> None:
         if verdict == acc.ACCEPT:
-            last = " as its loop's last racer" if "last racer" in detail else ""
+            last = f" as {racing.LAST_RACER}" if detail.startswith(racing.LAST_RACER) else ""
             self.report.message(f"{t.label}: passed screening{last} ({_ratio_text(evidence)}); to be re-measured")
         else:
             self._write_verdict(t.id)

@@ -24,11 +24,11 @@ a time: all candidates still in the race are measured to the same pair count (`r
   confirmed after it, so it does not race on alone: pipeline, 20 pairs more to choose between
   0.872 and 0.877 at 15 % spread). Rivals are the candidates of one loop: at most one of them can
   be accepted;
-- passes screening as its loop's last racer: when a loop is down to one racer (its rivals outraced,
-  or passed and slower by estimate), from `last_from` pairs it passes once its interval at the one-sided level
-  `last_alpha` (not divided over the looks) lies below 1 - min_gain. The race has nothing left to
-  decide for that loop; only the fresh confirmation can accept, and the strict level would make
-  it prove its gain twice (scan: a 3 % gain against the 2 % bar raced alone to 80 pairs, then 40
+- passes screening as its loop's last racer: when a loop is down to one racer (its rivals
+  outraced, or passed and slower by estimate), from `last_from` pairs it passes once its interval
+  at the one-sided level `last_alpha` (not divided over the looks) lies below 1 - min_gain. The
+  race has nothing left to decide for that loop; only the fresh confirmation can accept, and the
+  strict level would make it prove its gain twice (scan: a 3 % gain against the 2 % bar raced alone to 80 pairs, then 40
   more to confirm; matmul_tiled: one raced alone 100 pairs, then failed its confirmation in 20);
 - budget: when the pairs left cannot take every candidate to its next rung, the candidates of
   highest expected value get them (`grant`); a first rung may use at most `first_share` of them.
@@ -50,6 +50,7 @@ from rocm_perf.optimize import acceptance as acc
 
 OUTRACED = "outraced"
 BUDGET = "budget"
+LAST_RACER = "its loop's last racer"  # how a pass by judge_last's rule begins its detail
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,7 @@ def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, li
     """Every racer's call at rung n (each has at least n pairs; judged on its first n).
 
     `passed`: calls of earlier rungs' racers that passed screening, by group: a racer behind one
-    of them is outraced too."""
+    of them is outraced too, and they count among its loop's rivals in the halving."""
     calls = {r.id: judge(r, n, plan) for r in racers}
     groups: dict[str, list[Racer]] = {}
     for r in racers:
@@ -171,13 +172,13 @@ def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, li
         # Halving counts the loop's screened rivals too: a racer slower than one that already passed
         # races only if it is in the best `keep` share of them all (it could only be confirmed after it).
         screened = [calls[r.id] for r in members if calls[r.id].verdict == acc.ACCEPT] + list((passed or {}).get(group, []))
-        field_ = sorted([calls[r.id] for r in members if calls[r.id].verdict == acc.CONTINUE] + screened,
-                        key=lambda c: (c.interval.estimate, c.id))
-        keep = max(1, math.ceil(len(field_) * plan.keep))
-        for c in field_[keep:]:
+        standing = sorted([calls[r.id] for r in members if calls[r.id].verdict == acc.CONTINUE] + screened,
+                          key=lambda c: (c.interval.estimate, c.id))
+        keep = max(1, math.ceil(len(standing) * plan.keep))
+        for c in standing[keep:]:
             if c.verdict == acc.CONTINUE:
                 passed_note = f", {len(screened)} passed screening" if screened else ""
-                calls[c.id] = Call(c.id, acc.REJECT, OUTRACED, f"in the slower part of {len(field_)} rivals for its loop "
+                calls[c.id] = Call(c.id, acc.REJECT, OUTRACED, f"in the slower part of {len(standing)} rivals for its loop "
                                    f"after {n} pairs (ratio {c.interval.estimate:.3f}; the best {keep} run on{passed_note})",
                                    c.interval, n)
         last = [r for r in members if calls[r.id].verdict == acc.CONTINUE]
@@ -187,8 +188,9 @@ def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, li
 
 
 def judge_last(racer: Racer, n: int, plan: RacePlan, call: Call) -> Call:
-    """The call of a loop's last racer (no rival racing; any that passed are slower by estimate): it passes screening once its
-    interval at plan.last_alpha lies below 1 - min_gain (from plan.last_from pairs), else `call` stands."""
+    """The call of a loop's last racer (no rival racing; any that passed are slower by estimate):
+    it passes screening once its interval at plan.last_alpha lies below 1 - min_gain (from
+    plan.last_from pairs), else `call` stands."""
     if n < plan.last_from:
         return call
     b, c = list(racer.baseline)[:n], list(racer.candidate)[:n]
@@ -196,7 +198,7 @@ def judge_last(racer: Racer, n: int, plan: RacePlan, call: Call) -> Call:
     if iv.high >= 1.0 - plan.min_gain:
         return call
     return Call(racer.id, acc.ACCEPT, acc.REASON_GAIN,
-                f"its loop's last racer: after {n} pairs its {1 - 2 * plan.last_alpha:.0%} interval lies below "
+                f"{LAST_RACER}: after {n} pairs its {1 - 2 * plan.last_alpha:.0%} interval lies below "
                 f"{1 - plan.min_gain:.3f} ({iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]); the fresh re-measure decides",
                 call.interval, n)
 
