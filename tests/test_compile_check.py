@@ -54,6 +54,19 @@ def test_plain_layout_gives_every_kernel_with_every_field(hipcc):
     assert report.kernel("saxpy_tiled") is kernels["saxpy_tiled(float*, float const*, float, int)"]
 
 
+def test_compiles_leave_nothing_in_the_temporary_directory(hipcc, tmp_path, monkeypatch):
+    # clang's HIP driver leaves two empty <stem>-XXXXXX directories in TMPDIR per device compile;
+    # a sweep's compile checks used to leave thousands in /tmp.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    assert compile_check(COMPILE / "resources.cu").ok
+    assert compile_check(COMPILE / "resources.cu", keep_isa=True, workdir=tmp_path / "kept").ok
+    assert sorted(p.name for p in scratch.iterdir()) == []
+    assert not [p for p in (tmp_path / "kept").iterdir() if p.is_dir()]
+
+
 def test_save_temps_layout_gives_the_same_numbers_and_the_isa(hipcc, tmp_path):
     plain = compile_check(COMPILE / "resources.cu")
     with_isa = compile_check(COMPILE / "resources.cu", keep_isa=True, workdir=tmp_path)

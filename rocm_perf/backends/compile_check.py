@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rocm_perf import process
-from rocm_perf.backends.hipcc import amd_env, find_hipcc
+from rocm_perf.backends.hipcc import amd_build_env, amd_env, find_hipcc
 from rocm_perf.clang_resources import ROCTX_DECLARATIONS
 from rocm_perf.backends.compiler_output import first_errors
 from rocm_perf.backends.isa import count_instructions
@@ -265,7 +265,8 @@ def _compile_in(
     if keep_isa:
         argv.append("-save-temps=obj")  # writes <stem>-hip-amdgcn-amd-amdhsa-<arch>.s next to the object
     log = workdir / "compile.log" if keep_files else None
-    done = process.run(argv, timeout=timeout, env=amd_env(), log=log)
+    with amd_build_env() as env:
+        done = process.run(argv, timeout=timeout, env=env, log=log)
     report = CompileReport(
         ok=False,
         arch=target,
@@ -325,6 +326,6 @@ def _target_known(hipcc: str, arch: str) -> bool:
         done = process.run(
             [hipcc, f"--offload-arch={arch}", "--cuda-device-only", "-fsyntax-only", "-x", "hip", str(empty)],
             timeout=60,
-            env=amd_env(),
+            env={**amd_env(), "TMPDIR": tmp},
         )
     return done.returncode == 0 and not done.timed_out

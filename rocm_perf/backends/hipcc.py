@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -39,3 +42,14 @@ def find_hipcc() -> str | None:
 def amd_env() -> dict[str, str]:
     """Extra environment for hipcc: target AMD (else a machine with nvcc gets NVIDIA)."""
     return {"HIP_PLATFORM": "amd"}
+
+
+@contextmanager
+def amd_build_env() -> Iterator[dict[str, str]]:
+    """amd_env() with TMPDIR pointed at a scratch directory that is removed afterwards.
+
+    clang's HIP driver leaves two empty `<source stem>-XXXXXX` directories in TMPDIR per device
+    compile (seen with Debian's hipcc, ROCm 5.2): a sweep's compile checks would leave thousands in /tmp.
+    """
+    with tempfile.TemporaryDirectory(prefix="rocm-perf-hipcc-tmp-") as scratch:
+        yield {**amd_env(), "TMPDIR": scratch}

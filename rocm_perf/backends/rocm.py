@@ -10,7 +10,7 @@ from rocm_perf import process
 from rocm_perf.backends.base import Backend, Program, ProfileResult
 from rocm_perf.backends.compiler_output import first_errors
 from rocm_perf.backends.gpu_agents import GpuAgent, find_gpu_agents
-from rocm_perf.backends.hipcc import amd_env, find_hipcc
+from rocm_perf.backends.hipcc import amd_build_env, find_hipcc
 from rocm_perf.backends.rocprofv3 import TRACE_OPTIONS, evidence_options, find_rocprofv3, pc_sampling_method, run_rocprofv3
 from rocm_perf.errors import RocmPerfError
 
@@ -89,7 +89,8 @@ class RocmBackend(Backend):
         executable = out_dir / source.stem
         argv += [*flags, str(source), "-o", str(executable)]
         log = out_dir / "build.log"
-        done = process.run(argv, timeout=timeout, env=amd_env(), log=log)
+        with amd_build_env() as env:
+            done = process.run(argv, timeout=timeout, env=env, log=log)
         if done.timed_out:
             raise RocmPerfError(f"{source}: hipcc timed out after {timeout:g} s (log: {log})")
         if done.returncode != 0 or not executable.is_file():
