@@ -7,12 +7,13 @@ candidate / baseline; we work on log ratios so that a 5 % gain and a 5 % loss ar
   ratios) with the exact distribution-free Wilcoxon signed-rank interval. It needs no seed and no
   normality. A seeded percentile bootstrap over pairs is offered for comparison.
 - Sequential test: the data are looked at after `min_rounds` pairs, then at twice, four times ...
-  that many, and at `max_rounds` (or every `step` pairs when a step is given). Each look uses
-  alpha / (number of looks) per tail (Bonferroni over looks), so that looking repeatedly cannot
-  raise the chance of a false accept above alpha. Doubling keeps the looks few (5, 10, 20, 40, 80,
-  100: six) while the last one comes late: a clear win or a plain null settles at the early looks
-  as before, and only a gain near `min_gain` runs long enough to be resolved (a 3 % gain at a 2 %
-  bar with a paired spread of 2.3 %, as the host backend's CPU time under load, needs about 80 pairs).
+  that many, and at `max_rounds` (or every `step` pairs when a step is given). Each look uses one
+  level per tail, calibrated so that the chance of a false accept at any look is at most alpha
+  (calibrated_look_alpha; Bonferroni, alpha / number of looks, with boundary="bonferroni").
+  Doubling keeps the looks few (5, 10, 20, 40, 80, 100: six) while the last one comes late: a
+  clear win or a plain null settles at the early looks as before, and only a gain near `min_gain`
+  runs long enough to be resolved (a 3 % gain at a 2 % bar with a paired spread of 2.3 %, as the
+  host backend's CPU time under load, needs about 80 pairs).
 - Family-wise control across one run: a candidate is accepted only after a fresh confirmatory
   measurement; the k-th confirmation of a run gets alpha / (k (k + 1)). These sum to alpha over
   any number of confirmations (alpha spending), so the whole run falsely accepts with
@@ -155,6 +156,72 @@ def doubling_looks(first: int, last: int) -> list[int]:
     return points + [last]
 
 
+# ---- the looks' common level -------------------------------------------------------------------
+# Bonferroni over the looks (alpha / looks at each) holds however the looks depend on each other, and
+# so gives much of alpha away: the looks of one test share their pairs. With the doubling looks
+# 5 .. 100 at alpha 0.025 a null crosses at some look with probability 0.015, not 0.025. The
+# signed-rank statistics of nested looks have one joint null law for every continuous distribution
+# of log ratios symmetric about the bar (each rank's sign a fair coin, the ranks a uniform
+# permutation), so one seeded simulation of it calibrates a common per-look level whose chance of a
+# crossing at any look is alpha (Pocock's constant boundary, with the rank test's own joint law in
+# place of a normal approximation). The simulation's own error is kept out by a margin of three
+# standard errors; the level is never below Bonferroni's.
+CALIBRATION_DRAWS = 100_000
+CALIBRATION_SEED = 17
+CALIBRATION_MAX_PAIRS = 400  # longer tests keep Bonferroni: the simulation's cost grows with the pairs
+_CHUNK = 10_000
+
+
+@lru_cache(maxsize=8)
+def _null_signed_rank_paths(looks: tuple[int, ...]) -> np.ndarray:
+    """T+ (the sum of the ranks of positive values) at each look, for CALIBRATION_DRAWS null sequences."""
+    rng = np.random.default_rng(CALIBRATION_SEED)
+    paths = np.empty((len(looks), CALIBRATION_DRAWS), dtype=np.int32)
+    for start in range(0, CALIBRATION_DRAWS, _CHUNK):
+        x = rng.standard_normal((_CHUNK, looks[-1]))
+        for row, n in enumerate(looks):
+            head = x[:, :n]
+            ranks = np.abs(head).argsort(axis=1).argsort(axis=1) + 1
+            paths[row, start:start + _CHUNK] = (ranks * (head > 0)).sum(axis=1)
+    return paths
+
+
+def _crossing_probability(paths: np.ndarray, looks: tuple[int, ...], level: float) -> float:
+    """The share of null sequences that pass at some look, each look at `level` per tail."""
+    crossed = np.zeros(paths.shape[1], dtype=bool)
+    for row, n in zip(paths, looks):
+        c = signed_rank_critical(n, level)
+        if c:  # the interval's upper end lies below the bar exactly when T+ <= c - 1
+            crossed |= row <= c - 1
+    return float(crossed.mean())
+
+
+@lru_cache(maxsize=256)
+def calibrated_look_alpha(alpha: float, looks: tuple[int, ...]) -> float:
+    """The largest common per-look level (one tail) at which a sequential signed-rank test over
+    `looks` passes a null at some look with probability at most alpha (simulated, less a margin of
+    three standard errors); Bonferroni's alpha / len(looks) where that is larger, or the looks run
+    past CALIBRATION_MAX_PAIRS."""
+    bonferroni = alpha / len(looks)
+    if len(looks) == 1 or looks[-1] > CALIBRATION_MAX_PAIRS:
+        return bonferroni
+    paths = _null_signed_rank_paths(looks)
+    target = alpha - 3.0 * math.sqrt(alpha * (1.0 - alpha) / paths.shape[1])
+    low, high = bonferroni, alpha
+    if _crossing_probability(paths, looks, low) > target:
+        return bonferroni
+    for _ in range(40):
+        mid = 0.5 * (low + high)
+        if _crossing_probability(paths, looks, mid) <= target:
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+BOUNDARIES = ("calibrated", "bonferroni")
+
+
 @dataclass(frozen=True)
 class SequentialPlan:
     """When to look at the data and at which error level; all recorded in the ledger."""
@@ -168,8 +235,11 @@ class SequentialPlan:
     futility: bool = False  # stop a test that could not pass even at the last look (see out_of_reach)
     futility_from: int = 20  # pairs before the futility rule applies (fewer give no steady spread to go by)
     drop_alpha: float = 0.25  # tail level of the futility rule's lenient interval (a 50 % interval)
+    boundary: str = "calibrated"  # the looks' common level: calibrated_look_alpha, or "bonferroni" (alpha / looks)
 
     def __post_init__(self) -> None:
+        if self.boundary not in BOUNDARIES:
+            raise ValueError(f"boundary must be one of {', '.join(BOUNDARIES)}, got {self.boundary!r}")
         if not 0 < self.min_gain < 1:
             raise ValueError(f"min_gain must be in (0, 1), got {self.min_gain}")
         if not 0 < self.alpha < 0.5:
@@ -188,6 +258,10 @@ class SequentialPlan:
 
     @property
     def look_alpha(self) -> float:
+        """Each look's level per tail. Calibrated for the signed-rank interval only: the bootstrap's
+        joint law over the looks is not distribution-free, so it keeps Bonferroni."""
+        if self.boundary == "calibrated" and self.method == "hodges-lehmann":
+            return calibrated_look_alpha(self.alpha, tuple(self.looks()))
         return self.alpha / len(self.looks())
 
     def with_alpha(self, alpha: float) -> "SequentialPlan":
