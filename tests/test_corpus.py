@@ -19,6 +19,7 @@ import pytest
 
 from conftest import IN_CI, KERNELS, hipcc_for_amd
 from rocm_perf.backends.base import ProfileResult
+from rocm_perf.backends.hipcc import amd_build_env
 from rocm_perf.process import Completed, run
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.model import Trace
@@ -99,11 +100,8 @@ def hipcc_compiles(tmp_path_factory) -> dict[str, HipccCompile]:
 
     def compile_one(source: Path) -> tuple[str, HipccCompile]:
         obj = workdir / f"{source.stem}.o"
-        completed = run(
-            [hipcc, "--offload-arch=gfx90a", "-O3", "-c", str(source), "-o", str(obj)],
-            timeout=300,
-            env={"HIP_PLATFORM": "amd"},
-        )
+        with amd_build_env() as env:  # clang's own temporaries go with it
+            completed = run([hipcc, "--offload-arch=gfx90a", "-O3", "-c", str(source), "-o", str(obj)], timeout=300, env=env)
         return source.stem, HipccCompile(completed, obj.read_bytes() if obj.exists() else b"")
 
     with ThreadPoolExecutor(max_workers=2) as pool:

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import DATA
 from host_programs import built  # noqa: F401  (the shared build fixture)
+from rocm_perf.backends.hipcc import amd_build_env
 from rocm_perf.backends.host import HostBackend
 from rocm_perf.backends.host_trace import read_host_log
 
@@ -19,11 +20,12 @@ HOST = DATA / "host"
 
 def hipcc_kernel_names(hipcc: str, source, tmp_path) -> set[str]:
     """`Function Name` of every kernel in hipcc's kernel-resource-usage remarks (gfx90a)."""
-    done = subprocess.run(
-        [hipcc, "--offload-arch=gfx90a", "-O2", "-c", "--cuda-device-only", str(source), "-o", str(tmp_path / "k.o"),
-         "-Rpass-analysis=kernel-resource-usage"],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "HIP_PLATFORM": "amd"},
-    )
+    with amd_build_env() as env:  # clang's own temporaries go with it
+        done = subprocess.run(
+            [hipcc, "--offload-arch=gfx90a", "-O2", "-c", "--cuda-device-only", str(source), "-o", str(tmp_path / "k.o"),
+             "-Rpass-analysis=kernel-resource-usage"],
+            capture_output=True, text=True, timeout=300, env={**os.environ, **env},
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     return set(re.findall(r"Function Name: (\S+)", done.stderr))
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, KERNELS
+from rocm_perf.backends.hipcc import amd_build_env
 from rocm_perf.process import last_lines, run
 from rocm_perf.source import analyze_source, applicable_rules, guard_candidate, load_rules, make_candidate
 
@@ -46,9 +47,9 @@ def compile_for_amd(hipcc: str, sources: list[Path], workdir: Path) -> list[tupl
     def compile_all(group: list[Path]) -> list[tuple[Path, str]]:
         failures = []
         for source in group:
-            done = run([hipcc, f"--offload-arch={ARCH}", "--cuda-device-only", "-O3", "-c", str(source),
-                        "-o", str(source.with_suffix(".o"))], timeout=300, cwd=workdir,
-                       env={"HIP_PLATFORM": "amd"})  # fmt: skip
+            with amd_build_env() as env:  # clang's own temporaries go with it
+                done = run([hipcc, f"--offload-arch={ARCH}", "--cuda-device-only", "-O3", "-c", str(source),
+                            "-o", str(source.with_suffix(".o"))], timeout=300, cwd=workdir, env=env)  # fmt: skip
             if done.returncode != 0:
                 failures.append((source, last_lines(done.stderr, 8)))
         return failures
