@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rocm_perf import process
-from rocm_perf.backends.hipcc import amd_build_env, amd_env, find_hipcc
+from rocm_perf.backends.hipcc import amd_build_env, find_hipcc
 from rocm_perf.clang_resources import ROCTX_DECLARATIONS
 from rocm_perf.backends.compiler_output import first_errors
 from rocm_perf.backends.isa import count_instructions
@@ -320,12 +320,12 @@ def _to_int(value: str) -> int | None:
 @lru_cache(maxsize=64)
 def _target_known(hipcc: str, arch: str) -> bool:
     """Ask the compiler itself: a syntax-only device compile of an empty file fails on an unknown target."""
-    with tempfile.TemporaryDirectory(prefix="rocm-perf-target-") as tmp:
-        empty = Path(tmp) / "empty.hip"
+    with amd_build_env() as env:
+        empty = Path(env["TMPDIR"]) / "empty.hip"  # the build's scratch directory holds the probe too
         empty.write_text("\n")
         done = process.run(
             [hipcc, f"--offload-arch={arch}", "--cuda-device-only", "-fsyntax-only", "-x", "hip", str(empty)],
             timeout=60,
-            env={**amd_env(), "TMPDIR": tmp},
+            env=env,
         )
     return done.returncode == 0 and not done.timed_out
