@@ -218,17 +218,22 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
     ex, lp = records.get("exhaustive"), records.get("loop")
     if not ex or not lp or not ex.get("baseline_executable") or not lp.get("final_executable"):
         raise SystemExit(f"{source.stem}: head2head needs exhaustive and loop results with their executables in --results")
-    programs = {"B": ex["baseline_executable"], "E": ex.get("best_executable") or ex["baseline_executable"],
+    recorded = {"B": ex["baseline_executable"], "E": ex.get("best_executable") or ex["baseline_executable"],
                 "L": lp["final_executable"]}
-    work = Path(tempfile.mkdtemp(prefix="h2h-", dir=out if out.is_dir() else None))
     if records.get("before", {}).get("final_executable"):
-        # Rebuilt by this checkout: the before checkout's own host runtime times differently (pipeline's
-        # unchanged original, built there, measured 0.70 of the same source built here).
-        before_source = Path(records["before"]["final_executable"]).parent.parent / "source.cu"
-        programs["P"] = str(HostBackend().build(before_source, work / "before_build", []).executable)
-    for role, exe in programs.items():
-        if not Path(exe).is_file():
-            raise SystemExit(f"{source.stem}: head2head: {exe} is gone (the searches' temporary directories were removed)")
+        recorded["P"] = records["before"]["final_executable"]
+    work = Path(tempfile.mkdtemp(prefix="h2h-", dir=out if out.is_dir() else None))
+    # Every role is rebuilt from its source by this checkout: the records may come from passes with
+    # another host runtime (the before checkout's, or an earlier pass's exhaustive records), and
+    # builds against two runtimes measure the runtimes (pipeline's unchanged original built by a
+    # before checkout measured 0.70 of the same source built here; softmax's original built before
+    # the fiber-stack chunks ran 7.7 % faster than after).
+    programs = {}
+    for role, exe in recorded.items():
+        src = source_of(exe)
+        if not src.is_file():
+            raise SystemExit(f"{source.stem}: head2head: {src} is gone (the searches' temporary directories were removed)")
+        programs[role] = str(HostBackend().build(src, work / f"build_{role}", []).executable)
     metric = ex.get("metric", "cpu-path")
     runner = ProfiledRounds(HostBackend(), program_args=[], run_template=None, timeout_s=600, cwd=source.parent,
                             timing_lines=OptimizeOptions.timing_lines)
@@ -253,8 +258,8 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
 
     rec = {"exhaustive": interval("B", "E"), "loop": interval("B", "L"), "loop_vs_exhaustive": interval("E", "L"),
            "rounds": args.h2h_rounds, "runs": len(programs) * args.h2h_rounds, "seconds": time.time() - t0,
-           "metric": metric, "same_program": programs["E"] == programs["L"],
-           "same_source": same_source(programs["E"], programs["L"])}
+           "metric": metric, "same_program": recorded["E"] == recorded["L"],
+           "same_source": same_source(recorded["E"], recorded["L"])}
     if "P" in programs:
         rec["before"] = interval("B", "P")
     names = {"exhaustive": "exhaustive's best", "loop": "loop's final", "before": "before's final"}
