@@ -1,18 +1,18 @@
-"""Benchmark: what the layout of fiber stacks does to the paired noise of the CPU-time path (prints a table).
+"""Benchmark: what a change to the host runtime's fiber stacks does to the paired noise of the CPU-time path.
 
 Every kernels/ program whose kernels reach __syncthreads() runs its GPU threads on fiber stacks
 (rocm_perf_host/fiber.h). Per program: the same source built twice (A/A) against each of two
-runtimes, the one of an earlier revision (`--before`, default 5d1de52: one mapping per stack,
-made as the first block reaches its barrier) and this one (stacks carved from 2 MiB-aligned
-chunks), measured in interleaved pairs as the loop measures them (cpu-path, one warm-up run).
-The two alternate pair by pair, so both meet the same machine. Columns: the robust spread of the
-paired log ratios (1.4826 x MAD, about the CV of one pair's ratio) with the plain sd beside it,
-and the median CPU-time path of this runtime over the earlier one's (speed).
+runtimes, the one of another revision (`--before`, e.g. a scratch commit with the change) and
+this checkout's, measured in interleaved pairs as the loop measures them (cpu-path, one warm-up
+run), the two alternating pair by pair so that both meet the same machine. Columns: the robust
+spread of the paired log ratios (1.4826 x MAD, about the CV of one pair's ratio) with the plain
+sd beside it, and the median CPU-time path of this runtime over the other's (speed).
 
-`--before` also takes a scratch commit, which is how the variants named in fiber.h (huge pages,
-staggered tops) were measured.
+A smaller A/A spread is not enough to keep a change: a layout that is the same in every run is
+also the same for every candidate, so a candidate that happens to suit it measures as a gain no
+A/A pair can expose (README, "Measurement": what 2 MiB-aligned stack chunks did).
 
-Usage: .venv/bin/python tests/bench/bench_fiber_stacks.py [--pairs 30] [--busy 0] [--before REV] [--only NAME ...]
+Usage: .venv/bin/python tests/bench/bench_fiber_stacks.py --before REV [--pairs 30] [--busy 0] [--only NAME ...]
 Not collected by pytest (no test_ functions).
 """
 
@@ -88,14 +88,14 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=30, help="A/A pairs per program and runtime (default 30)")
     ap.add_argument("--busy", type=int, default=0, help="busy processes beside the runs (default 0)")
-    ap.add_argument("--before", default="5d1de52", help="git revision of the earlier runtime (default 5d1de52)")
+    ap.add_argument("--before", required=True, help="git revision of the other runtime")
     ap.add_argument("--only", nargs="*", default=[], help="program stems (default: every one with barriers)")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench_fiber_stacks-"))
     t0 = time.time()
     before_runtime = runtime_at(args.before, work)
-    print(f"# fiber stacks: the runtime of {args.before} vs this one; {args.pairs} A/A pairs each; {args.busy} busy processes; "
+    print(f"# fiber stacks: the runtime of {args.before} vs this checkout's; {args.pairs} A/A pairs each; {args.busy} busy processes; "
           f"{machine_load()}; clocks: {HostBackend().dispatch_clocks()}\n")
     print(f"| program | {args.before}: robust sd % (sd) | this runtime: robust sd % (sd) | speed: this / {args.before} |")
     print("|---|---:|---:|---:|")

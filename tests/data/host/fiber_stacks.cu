@@ -1,9 +1,9 @@
 // Fiber stacks of the host runtime (fiber.h): one block of 1024 threads that meet at a barrier,
-// launched 6 times (the first launch makes the 1023 fiber stacks: 64 chunks of 2 MiB), then,
-// with an argument, a kernel whose threads other than thread 0 overflow their stacks (writing
-// 160 KiB of locals downwards from the top), which must crash on the guard page; or 60
-// cooperative launches of 4 blocks of 256 threads that meet at barriers (an OS thread per block,
-// whose stacks go back to the runtime when it ends), printing how much the resident memory grew.
+// launched 6 times (the first launch makes the 1023 fiber stacks); then, with an argument, either
+// a kernel whose threads other than thread 0 overflow their stacks (writing 160 KiB of locals
+// downwards from the top), which must crash on a guard page, or 60 cooperative launches of 4
+// blocks of 256 threads that meet at barriers (an OS thread per block, whose stacks go when it
+// ends), printing how much the resident memory grew.
 // Usage: fiber_stacks [overflow | cooperative]
 #include <hip/hip_runtime.h>
 

@@ -225,23 +225,10 @@ inline void pin_this_thread() {
 inline thread_local ThreadCounters thread_counters;
 inline thread_local bool thread_clock_ready = false;
 
-// CPU time this thread spent on the runtime's own setup (fiber stacks made for a first block),
-// which no GPU would spend: an UncountedWork scope inside a dispatch takes it out of the cost's
-// CPU time (not out of its instructions and cycles, which only the rare first block pays).
-inline thread_local std::int64_t uncounted_cpu_ns = 0;
-
-struct UncountedWork {
-    std::int64_t cpu0 = clock_state().enabled ? thread_cpu_ns() : 0;
-    ~UncountedWork() {
-        if (clock_state().enabled) uncounted_cpu_ns += thread_cpu_ns() - cpu0;
-    }
-};
-
 // The hook around one thread's share of a launch: adds that thread's CPU time (and counts) to `cost`.
 struct DispatchClockScope {
     DispatchCost* cost = nullptr;
     std::int64_t cpu0 = 0;
-    std::int64_t uncounted0 = 0;
     ThreadCounters::Reading r0;
     bool counted = false;
 
@@ -254,7 +241,6 @@ struct DispatchClockScope {
         }
         cost = &c;
         counted = thread_counters.read(r0);
-        uncounted0 = uncounted_cpu_ns;
         cpu0 = thread_cpu_ns();
     }
     ~DispatchClockScope() {
@@ -262,7 +248,7 @@ struct DispatchClockScope {
         const std::int64_t cpu1 = thread_cpu_ns();
         ThreadCounters::Reading r1;
         const bool counted_end = counted && thread_counters.read(r1);
-        cost->cpu_ns.fetch_add(cpu1 - cpu0 - (uncounted_cpu_ns - uncounted0), std::memory_order_relaxed);
+        cost->cpu_ns.fetch_add(cpu1 - cpu0, std::memory_order_relaxed);
         cost->threads.fetch_add(1, std::memory_order_relaxed);
         if (!counted_end) return;
         const std::uint64_t enabled = r1.enabled - r0.enabled, running = r1.running - r0.running;

@@ -12,8 +12,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
-#include <vector>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -85,82 +83,11 @@ inline void switch_context(Context& save, Context& next) {
 #endif
 }
 
-// Fiber stacks are carved, 16 at a time, from 2 MiB-aligned chunks, each stack 128 KiB with a
-// guard page at its bottom and its top page faulted in when it is made, so that every run of a
-// program lays its stacks out alike. With one mapping per stack, made as the first block reached
-// its barrier, the runs of one program settled at different speeds. On our 2-core VM
-// (tests/bench/bench_fiber_stacks.py, 30 A/A pairs, sd of the CPU-time path's paired log ratio)
-// this took stencil1d from 12.0 % to 5.9 %, transpose from 8.0 % to 3.9 %, matmul_tiled from 6.1 %
-// to 4.2 %, layernorm, scan and softmax to about half, histogram unchanged; pipeline, whose two
-// speeds are not the stacks', went from 9.3 % to 16.7 % (its fast speed came more often). Two
-// variants measured no better: the chunks on transparent huge pages (as steady, 4-5 % slower), and
-// stack tops staggered across cache sets (4-9 % faster, as unsteady as one mapping per stack).
-struct FiberStackChunks {
-    static constexpr std::size_t kChunk = std::size_t(2) << 20;
-
-    struct Slot {
-        char* base;         // the guard page
-        std::size_t bytes;  // guard page included
-    };
-
-    std::mutex m;
-    char* chunk = nullptr;
-    std::size_t used = kChunk;  // bytes of `chunk` handed out
-    std::vector<Slot> returned;  // stacks of block threads that ended (cooperative launches)
-
-    // A stack of `bytes` (guard page included, a divisor of kChunk).
-    Slot take(std::size_t bytes) {
-        std::lock_guard<std::mutex> lock(m);
-        if (!returned.empty()) {
-            Slot reused = returned.back();
-            returned.pop_back();
-            return reused;
-        }
-        if (used + bytes > kChunk) {
-            chunk = map_chunk();
-            used = 0;
-        }
-        char* base = chunk + used;
-        used += bytes;
-        // A guard page at the bottom turns a stack overflow into a crash instead of corruption.
-        mprotect(base, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE);
-        base[bytes - 1] = 0;  // fault the top page in now, not in the middle of a timed block
-        return {base, bytes};
-    }
-
-    // Chunks are never unmapped: a stack given back is handed out again.
-    void give_back(Slot slot) {
-        std::lock_guard<std::mutex> lock(m);
-        returned.push_back(slot);
-    }
-
-  private:
-    static char* map_chunk() {
-        // Twice the size, then trimmed to the aligned 2 MiB. Pages are committed on use.
-        void* mem = mmap(nullptr, 2 * kChunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (mem == MAP_FAILED) {
-            std::fprintf(stderr, "rocm-perf host runtime: cannot map fiber stacks\n");
-            std::abort();
-        }
-        const auto start = reinterpret_cast<std::uintptr_t>(mem);
-        const auto aligned = (start + kChunk - 1) & ~std::uintptr_t(kChunk - 1);
-        if (aligned > start) munmap(mem, aligned - start);
-        munmap(reinterpret_cast<void*>(aligned + kChunk), start + kChunk - aligned);
-        return reinterpret_cast<char*>(aligned);
-    }
-};
-
-inline FiberStackChunks& fiber_stack_chunks() {
-    static auto* chunks = new FiberStackChunks;  // never destroyed: stacks outlive static destructors
-    return *chunks;
-}
-
 // A fiber stack. `start(ctx, entry, arg)` makes `ctx` begin `entry(arg)` on this stack at its
 // next switch; `entry` must never return (it switches away for the last time instead).
 struct FiberStack {
-    static constexpr std::size_t kBytes = 128 * 1024;  // guard page included (hipLimitStackSize)
-    static_assert(FiberStackChunks::kChunk % kBytes == 0, "stacks must tile a chunk");  // one size only
-    FiberStackChunks::Slot slot{nullptr, 0};
+    static constexpr std::size_t kBytes = 128 * 1024;  // virtual; pages are committed on use
+    char* base = nullptr;
     unsigned valgrind_id = 0;
 
     FiberStack() = default;
@@ -168,27 +95,34 @@ struct FiberStack {
     FiberStack& operator=(const FiberStack&) = delete;
 
     void allocate() {
-        if (slot.base) return;
-        slot = fiber_stack_chunks().take(kBytes);
+        if (base) return;
+        void* mem = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (mem == MAP_FAILED) {
+            std::fprintf(stderr, "rocm-perf host runtime: cannot map a fiber stack\n");
+            std::abort();
+        }
+        base = static_cast<char*>(mem);
+        // A guard page at the bottom turns a stack overflow into a crash instead of corruption.
+        mprotect(base, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE);
 #ifdef ROCM_PERF_HAVE_VALGRIND
-        valgrind_id = VALGRIND_STACK_REGISTER(slot.base, slot.base + slot.bytes);
+        valgrind_id = VALGRIND_STACK_REGISTER(base, base + kBytes);
 #endif
     }
 
     ~FiberStack() {
-        if (!slot.base) return;
+        if (!base) return;
 #ifdef ROCM_PERF_HAVE_VALGRIND
         VALGRIND_STACK_DEREGISTER(valgrind_id);
 #endif
-        fiber_stack_chunks().give_back(slot);
+        munmap(base, kBytes);
     }
 
     void start(Context& ctx, void (*entry)(void*), void* arg) {
         allocate();
 #ifdef ROCM_PERF_UCONTEXT
         getcontext(&ctx.uc);
-        ctx.uc.uc_stack.ss_sp = slot.base;
-        ctx.uc.uc_stack.ss_size = slot.bytes;
+        ctx.uc.uc_stack.ss_sp = base;
+        ctx.uc.uc_stack.ss_size = kBytes;
         ctx.uc.uc_link = nullptr;
         // makecontext passes ints: split the pointers into halves.
         auto e = reinterpret_cast<std::uintptr_t>(entry);
@@ -196,7 +130,7 @@ struct FiberStack {
         makecontext(&ctx.uc, reinterpret_cast<void (*)()>(&ucontext_entry), 4, unsigned(e >> 32), unsigned(e),
                     unsigned(a >> 32), unsigned(a));
 #else
-        auto top = reinterpret_cast<std::uintptr_t>(slot.base + slot.bytes) & ~std::uintptr_t(15);
+        auto top = reinterpret_cast<std::uintptr_t>(base + kBytes) & ~std::uintptr_t(15);
         auto* ret_slot = reinterpret_cast<std::uint64_t*>(top - 24);  // `ret` leaves sp 16-byte aligned
         ret_slot[0] = reinterpret_cast<std::uint64_t>(&rocm_perf_fiber_trampoline);
         std::uint64_t* regs = ret_slot - 6;  // r15 r14 r13 r12 rbx rbp, in pop order

@@ -453,12 +453,7 @@ inline void prepare_fibers(BlockState& s, unsigned n) {
             s.index[t].z = t / (blockDim.x * blockDim.y);
         }
     }
-    if (s.stacks.size() >= n) return;
-    UncountedWork setup;  // mapping and faulting in stacks is the emulator's cost, not the kernel's
-    while (s.stacks.size() < n) {
-        s.stacks.push_back(std::make_unique<FiberStack>());
-        s.stacks.back()->allocate();
-    }
+    while (s.stacks.size() < n) s.stacks.push_back(std::make_unique<FiberStack>());
 }
 
 }  // namespace rocm_perf_host
