@@ -6,7 +6,6 @@ programs built with g++ against the runtime."""
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 from pathlib import Path
 
@@ -122,17 +121,3 @@ def test_availability_matches_what_the_runtime_records(built, tmp_path):
     assert available[HOST_CPU_TIME_NS] == ""
     assert (HOST_INSTRUCTIONS in trace.counters) == (available[HOST_INSTRUCTIONS] == "")
 
-
-def test_a_fiber_that_overflows_its_stack_crashes_on_the_guard_page(built, tmp_path):
-    result = HostBackend().profile([str(built("fiber_stacks")), "overflow"], tmp_path, timeout=120)
-    assert "no crash" not in result.stdout
-    assert result.returncode < 0 or result.returncode > 128, (result.returncode, result.stdout, result.stderr[-500:])
-
-
-def test_the_stacks_of_block_threads_that_end_are_freed(built, tmp_path):
-    # Cooperative launches run each block on an OS thread of its own, which ends with the launch:
-    # 60 launches x 4 blocks x 255 fiber stacks would take 240 MiB if their stacks outlived it.
-    result = HostBackend().profile([str(built("fiber_stacks")), "cooperative"], tmp_path, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
-    grew = int(re.search(r"grew by (-?\d+) KiB", result.stdout).group(1))
-    assert grew < 16 * 1024, result.stdout

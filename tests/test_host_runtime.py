@@ -3,6 +3,7 @@ the runtime, run on the CPU, and their traces read back from the rocpd database 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,21 @@ def test_barriers_through_the_ucontext_fallback(built, tmp_path):
 def test_barriers_with_several_block_threads(built, tmp_path):
     result, _ = profile(built("barriers"), tmp_path, threads=3)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_fiber_that_overflows_its_stack_crashes_on_the_guard_page(built, tmp_path):
+    result = HostBackend().profile([str(built("fiber_stacks")), "overflow"], tmp_path, timeout=120)
+    assert "no crash" not in result.stdout
+    assert result.returncode < 0 or result.returncode > 128, (result.returncode, result.stdout, result.stderr[-500:])
+
+
+def test_the_stacks_of_block_threads_that_end_are_freed(built, tmp_path):
+    # Cooperative launches run each block on an OS thread of its own, which ends with the launch:
+    # 60 launches x 4 blocks x 255 fiber stacks would take 240 MiB if their stacks outlived it.
+    result = HostBackend().profile([str(built("fiber_stacks")), "cooperative"], tmp_path, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    grew = int(re.search(r"grew by (-?\d+) KiB", result.stdout).group(1))
+    assert grew < 16 * 1024, result.stdout
 
 
 def test_dynamic_shared_memory_both_forms_and_early_exit(built, tmp_path):

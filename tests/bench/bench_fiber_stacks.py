@@ -19,7 +19,6 @@ Not collected by pytest (no test_ functions).
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_search import checkout_of  # noqa: E402
 from busy_load import busy_processes, machine_load  # noqa: E402
 import rocm_perf.backends.host as host  # noqa: E402
 from rocm_perf.backends.host import HostBackend  # noqa: E402
@@ -41,12 +41,9 @@ from rocm_perf.optimize.measure import METRIC_CPU_PATH, ProfiledRounds, metric_o
 SETTINGS = ("before", "now")
 
 
-def runtime_at(rev: str, work: Path) -> Path:
-    """The host runtime headers of git revision `rev`, unpacked under `work`."""
-    path = "rocm_perf/backends/host_runtime"
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, path], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
-    return work / path
+def runtime_at(rev: str) -> Path:
+    """The host runtime headers of git revision `rev` (a tree unpacked by bench_search.checkout_of)."""
+    return checkout_of(str(ROOT), rev) / "rocm_perf" / "backends" / "host_runtime"
 
 
 def programs_with_barriers(only: list[str]) -> list[Path]:
@@ -70,14 +67,13 @@ def bench_program(source: Path, work: Path, pairs: int, before_runtime: Path) ->
             builds[runtime] = [backend.build(source, work / f"{runtime}-{k}", []).executable for k in (1, 2)]
         finally:
             host.RUNTIME_DIR = saved
-    runners = {name: ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=300, cwd=work,
-                                    timing_lines=r"(?!)", keep_profiles=lambda key: False)
-               for name in SETTINGS}
+    runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=300, cwd=work,
+                            timing_lines=r"(?!)", keep_profiles=lambda key: False)  # warms each executable once
     series: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in SETTINGS}
     for i in range(pairs):
         for name in (SETTINGS if i % 2 == 0 else SETTINGS[::-1]):
             a, a2 = builds[name]
-            got = {role: cpu_path(runners[name](Path(exe), work / f"{name}-{i}-{role}", f"{name}-{i}-{role}"))
+            got = {role: cpu_path(runner(Path(exe), work / f"{name}-{i}-{role}", f"{name}-{i}-{role}"))
                    for role, exe in pair_order(i, str(a), str(a2))}
             series[name][0].append(got["B"])
             series[name][1].append(got["C"])
@@ -94,7 +90,7 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="bench_fiber_stacks-"))
     t0 = time.time()
-    before_runtime = runtime_at(args.before, work)
+    before_runtime = runtime_at(args.before)
     print(f"# fiber stacks: the runtime of {args.before} vs this checkout's; {args.pairs} A/A pairs each; {args.busy} busy processes; "
           f"{machine_load()}; clocks: {HostBackend().dispatch_clocks()}\n")
     print(f"| program | {args.before}: robust sd % (sd) | this runtime: robust sd % (sd) | speed: this / {args.before} |")
