@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #if __has_include(<valgrind/valgrind.h>)
@@ -85,8 +86,17 @@ inline void switch_context(Context& save, Context& next) {
 
 // A fiber stack. `start(ctx, entry, arg)` makes `ctx` begin `entry(arg)` on this stack at its
 // next switch; `entry` must never return (it switches away for the last time instead).
+//
+// Where a fiber's frames sit changes its speed: on a 2-core EPYC VM one layout of the stacks per
+// process made matmul_tiled's and stencil1d's CPU time a per-run constant that varied 6-12 %
+// between runs, and one fixed layout for every run (2 MiB-aligned chunks, a2ece8e) fixed which
+// candidates measured as gains (README, "Measurement"). So every start draws a fresh top, a
+// random multiple of 64 bytes below the highest one within kJitter: each block runs on its own
+// draw, and a run's time averages over layouts instead of keeping one (the idea of Stabilizer,
+// Curtsinger and Berger, ASPLOS 2013: re-randomize layout so that it is noise a mean shrinks).
 struct FiberStack {
-    static constexpr std::size_t kBytes = 128 * 1024;  // virtual; pages are committed on use
+    static constexpr std::size_t kJitter = 32 * 1024;  // the span of the random top (cache sets and pages)
+    static constexpr std::size_t kBytes = 128 * 1024 + kJitter;  // virtual; pages are committed on use
     char* base = nullptr;
     unsigned valgrind_id = 0;
 
@@ -117,12 +127,29 @@ struct FiberStack {
         munmap(base, kBytes);
     }
 
+    // A random multiple of 64 bytes in [0, kJitter): xorshift64, seeded per OS thread from the
+    // clock and the thread's own address so that runs (and threads) draw apart.
+    static std::size_t jitter() {
+        static thread_local std::uint64_t state = 0;
+        if (state == 0) {
+            timespec ts{};
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            state = (std::uint64_t(ts.tv_nsec) * 0x9E3779B97F4A7C15ull) ^ reinterpret_cast<std::uintptr_t>(&state) ^
+                    (std::uint64_t(getpid()) << 32) | 1;
+        }
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        return static_cast<std::size_t>(state % (kJitter / 64)) * 64;
+    }
+
     void start(Context& ctx, void (*entry)(void*), void* arg) {
         allocate();
+        const std::size_t below = jitter();
 #ifdef ROCM_PERF_UCONTEXT
         getcontext(&ctx.uc);
         ctx.uc.uc_stack.ss_sp = base;
-        ctx.uc.uc_stack.ss_size = kBytes;
+        ctx.uc.uc_stack.ss_size = kBytes - below;
         ctx.uc.uc_link = nullptr;
         // makecontext passes ints: split the pointers into halves.
         auto e = reinterpret_cast<std::uintptr_t>(entry);
@@ -130,7 +157,7 @@ struct FiberStack {
         makecontext(&ctx.uc, reinterpret_cast<void (*)()>(&ucontext_entry), 4, unsigned(e >> 32), unsigned(e),
                     unsigned(a >> 32), unsigned(a));
 #else
-        auto top = reinterpret_cast<std::uintptr_t>(base + kBytes) & ~std::uintptr_t(15);
+        auto top = reinterpret_cast<std::uintptr_t>(base + kBytes - below) & ~std::uintptr_t(15);
         auto* ret_slot = reinterpret_cast<std::uint64_t*>(top - 24);  // `ret` leaves sp 16-byte aligned
         ret_slot[0] = reinterpret_cast<std::uint64_t>(&rocm_perf_fiber_trampoline);
         std::uint64_t* regs = ret_slot - 6;  // r15 r14 r13 r12 rbx rbp, in pop order
