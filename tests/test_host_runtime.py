@@ -69,6 +69,17 @@ def test_the_stacks_of_block_threads_that_end_are_freed(built, tmp_path):
     assert grew < 16 * 1024, result.stdout
 
 
+def test_each_fiber_start_draws_a_new_stack_top(built, tmp_path):
+    # One stack layout per process made a run's CPU time a constant that varied 6-12 % between
+    # runs (README, "Measurement"): every start draws a top at random, in 64-byte steps over
+    # 32 KiB, so a thread's locals move within the page from one launch to the next. With one
+    # fixed top each thread's local sits at one in-page offset in every launch (1 of 8).
+    result = HostBackend().profile([str(built("fiber_stacks")), "tops"], tmp_path, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    fewest = int(re.search(r"over 8 launches: (\d+)", result.stdout).group(1))
+    assert fewest >= 3, result.stdout  # 64 in-page positions: below 3 of 8 for any of 63 threads about once in 10^7
+
+
 def test_dynamic_shared_memory_both_forms_and_early_exit(built, tmp_path):
     result, trace = profile(built("dynamic_shared"), tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -3,8 +3,11 @@
 // a kernel whose threads other than thread 0 overflow their stacks (writing 160 KiB of locals
 // downwards from the top), which must crash on a guard page, or 60 cooperative launches of 4
 // blocks of 256 threads that meet at barriers (an OS thread per block, whose stacks go when it
-// ends), printing how much the resident memory grew.
-// Usage: fiber_stacks [overflow | cooperative]
+// ends), printing how much the resident memory grew, or 8 launches of a block of 64 threads that
+// note where a local of theirs sits on their fiber stacks, printing for the thread whose local
+// sat at the fewest distinct offsets within a page how many it had (every start of a fiber draws
+// a fresh stack top, so that a run averages over stack layouts).
+// Usage: fiber_stacks [overflow | cooperative | tops]
 #include <hip/hip_runtime.h>
 
 #include <cstdio>
@@ -30,6 +33,12 @@ __global__ void meet_in_blocks(int* out) {
     seen[threadIdx.x] = threadIdx.x;
     __syncthreads();
     out[blockIdx.x * 256 + threadIdx.x] = seen[255 - threadIdx.x];
+}
+
+__global__ void note_where(unsigned long long* where) {
+    __syncthreads();  // from here on threads other than 0 run on fiber stacks
+    volatile int local = static_cast<int>(threadIdx.x);
+    where[threadIdx.x] = reinterpret_cast<unsigned long long>(&local);
 }
 
 long resident_kib() {
@@ -62,6 +71,28 @@ int main(int argc, char** argv) {
             if (rep == 0) after_first = resident_kib();
         }
         std::printf("resident memory grew by %ld KiB after the first cooperative launch\n", resident_kib() - after_first);
+        return 0;
+    }
+    if (argc > 1 && std::strcmp(argv[1], "tops") == 0) {
+        constexpr int kLaunches = 8, kThreads = 64;
+        unsigned long long* d_where = nullptr;
+        hipMalloc(&d_where, kThreads * sizeof(unsigned long long));
+        unsigned long long where[kLaunches][kThreads];
+        for (int rep = 0; rep < kLaunches; ++rep) {
+            note_where<<<1, kThreads>>>(d_where);
+            hipMemcpy(where[rep], d_where, sizeof where[rep], hipMemcpyDeviceToHost);
+        }
+        int fewest = kLaunches;
+        for (int t = 1; t < kThreads; ++t) {
+            int distinct = 0;
+            for (int rep = 0; rep < kLaunches; ++rep) {
+                bool seen = false;
+                for (int earlier = 0; earlier < rep; ++earlier) seen |= where[earlier][t] % 4096 == where[rep][t] % 4096;
+                distinct += !seen;
+            }
+            if (distinct < fewest) fewest = distinct;
+        }
+        std::printf("fewest distinct in-page offsets of a fiber's local over %d launches: %d\n", kLaunches, fewest);
         return 0;
     }
     if (argc > 1) {
