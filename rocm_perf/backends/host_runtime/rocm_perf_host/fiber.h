@@ -134,8 +134,8 @@ struct FiberStack {
         if (state == 0) {
             timespec ts{};
             clock_gettime(CLOCK_MONOTONIC, &ts);
-            state = (std::uint64_t(ts.tv_nsec) * 0x9E3779B97F4A7C15ull) ^ reinterpret_cast<std::uintptr_t>(&state) ^
-                    (std::uint64_t(getpid()) << 32) | 1;
+            state = ((std::uint64_t(ts.tv_nsec) * 0x9E3779B97F4A7C15ull) ^ reinterpret_cast<std::uintptr_t>(&state) ^
+                     (std::uint64_t(getpid()) << 32)) | 1;  // never 0, xorshift's fixed point
         }
         state ^= state << 13;
         state ^= state >> 7;
