@@ -128,7 +128,8 @@ struct FiberStack {
     }
 
     // A random multiple of 64 bytes in [0, kJitter): xorshift64, seeded per OS thread from the
-    // clock and the thread's own address so that runs (and threads) draw apart.
+    // clock, the process id and the seed's own (thread-local) address, so that runs and threads
+    // draw apart.
     static std::size_t jitter() {
         static thread_local std::uint64_t state = 0;
         if (state == 0) {
