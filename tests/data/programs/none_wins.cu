@@ -1,13 +1,16 @@
 // No rewrite should be accepted here: each thread runs a chain of dependent float divisions over
 // its row. The division's latency bounds the loop; unrolling (by pragma or by hand) keeps the same
-// chain in the same order, so it cannot be faster by any real margin.
+// chain in the same order, so it cannot be faster by any real margin. Four divisions per element,
+// not one: with one, the loop's own overhead was a few percent of an iteration, and on an AMD EPYC
+// (Zen 3) VM `#pragma unroll 4` measured 3 % faster (0.967 [0.950, 0.979], 15 pairs), a real gain
+// the loop rightly accepted; with four, both unrolls measure within 1 % of the original there.
 #include <hip/hip_runtime.h>
 
 #include <cstdio>
 #include <vector>
 
 constexpr int kRows = 256;
-constexpr int kCols = 8192;
+constexpr int kCols = 2048;
 constexpr int kBlock = 64;
 
 __global__ void row_div_chain(const float* data, float* out, int rows, int cols) {
@@ -16,7 +19,11 @@ __global__ void row_div_chain(const float* data, float* out, int rows, int cols)
     const float* values = data + static_cast<size_t>(row) * cols;
     float acc = 1.0f;
     for (int c = 0; c < cols; ++c) {
-        acc = acc / (1.0f + values[c]) + 1.0f;
+        const float d = 1.0f + values[c];
+        acc = acc / d + 1.0f;
+        acc = acc / d + 1.0f;
+        acc = acc / d + 1.0f;
+        acc = acc / d + 1.0f;
     }
     out[row] = acc;
 }
