@@ -76,7 +76,9 @@ def ledger_stats(run_dir: Path) -> dict:
     fc = meta.get("final_check")
     return {"speedup": (1 / fc["estimate"] - 1) if fc and fc.get("n") else 0.0, "accepted": statuses.count("accepted"),
             "trials": len(statuses), "measured": measured, "runs": runs, "reasons": reasons,
-            "stop_reason": meta.get("stop_reason"), "run": str(run_dir), "final_executable": str(Path(run_dir) / final_exe)}
+            "stop_reason": meta.get("stop_reason"), "run": str(run_dir), "final_executable": str(Path(run_dir) / final_exe),
+            # The noise the loop searched in: its A/A pairs' robust spread (about one pair's CV).
+            "aa_spread": (meta.get("noise_floor") or {}).get("spread")}
 
 
 # Runs the loop of a checkout given as argv[1] (imports from there): the `before` part's subprocess.
@@ -257,7 +259,8 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
 
     def interval(base: str, cand: str) -> dict:
         iv = acc.median_ratio_interval(values[base], values[cand], tail_alpha=0.025)
-        return {"ratio": iv.estimate, "low": iv.low, "high": iv.high}
+        return {"ratio": iv.estimate, "low": iv.low, "high": iv.high,
+                "spread": acc.paired_spread(values[base], values[cand])}
 
     rec = {"exhaustive": interval("B", "E"), "loop": interval("B", "L"), "loop_vs_exhaustive": interval("E", "L"),
            "rounds": args.h2h_rounds, "runs": len(programs) * args.h2h_rounds, "seconds": time.time() - t0,
@@ -313,8 +316,8 @@ def print_table(results: Path) -> None:
     print("| program | exhaustive: best single speedup (candidate) | faster | proven gain | trials / runs | s "
           "| before: speedup | % of exh. gain | measured / runs (% of exh.) | s "
           "| after: speedup | % of exh. gain | measured / runs (% of exh.) | s "
-          "| head to head: exh. best / loop's final (/ before's final) | goal met |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| head to head: exh. best / loop's final (/ before's final) | spread: loop's A/A / head to head | goal met |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for program in sorted(rows):
         r = rows[program]
         ex = r.get("exhaustive")
@@ -359,6 +362,7 @@ def print_table(results: Path) -> None:
                                     for iv in (h2h["exhaustive"], h2h["loop"], h2h.get("before")) if iv))
         else:
             cells.append("-")
+        cells.append(spread_cell(r.get("loop"), h2h))
         cells.append(goal)
         print("| " + " | ".join(cells) + " |")
     print("\n(proven gain: the best single candidate re-measured on fresh --rounds pairs (counted in exhaustive "
@@ -369,7 +373,16 @@ def print_table(results: Path) -> None:
           f"{1 - min_gain:.2f}), which the loop never accepts by design. "
           "head to head: the original, exhaustive search's best and the loop's final program (and the before "
           "loop's) measured in interleaved rounds, speedups over the original with 95 % intervals; where a program has it, the goal "
-          "is judged on it: exhaustive's gain counts when its interval lies below 1 - min_gain, the loop's is its estimate.)")
+          "is judged on it: exhaustive's gain counts when its interval lies below 1 - min_gain, the loop's is its estimate. "
+          "spread: the robust spread of paired log ratios (1.4826 x MAD, about the CV of one pair's ratio) of the loop's "
+          "A/A pairs and of the head to head's original against the loop's final program: the noise each measured in.)")
+
+
+def spread_cell(loop: dict | None, h2h: dict | None) -> str:
+    """The loop's A/A spread and the head to head's, '-' where a record predates them."""
+    def pct(x) -> str:
+        return "-" if x is None else f"{x:.1%}"
+    return f"{pct((loop or {}).get('aa_spread'))} / {pct(((h2h or {}).get('loop') or {}).get('spread'))}"
 
 
 def source_of(executable: str) -> Path:
