@@ -20,7 +20,7 @@ from rocm_perf.backends.host_trace import read_host_log
 from rocm_perf.cli import main
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.measure import ProfiledRounds, metric_value
-from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS
+from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS, HOST_PROBE_NS
 from rocm_perf.trace.load import load_trace
 
 pytestmark = pytest.mark.slow
@@ -63,7 +63,7 @@ def test_instructions_and_cycles_follow_the_work_and_sum_over_block_workers(buil
 
 def test_without_perf_counters_only_cpu_time_is_recorded_and_a_metric_needing_them_says_so(built, tmp_path):
     result, trace = profile(built("dispatch_clocks"), tmp_path, env={"ROCM_PERF_HOST_PERF": "0"})
-    assert set(trace.counters) == {HOST_CPU_TIME_NS}
+    assert set(trace.counters) == {HOST_CPU_TIME_NS, HOST_PROBE_NS}
     assert clocks_of(trace)["perf"] == "off (ROCM_PERF_HOST_PERF=0)"
     rounds = ProfiledRounds(_NoPerf(), program_args=[], run_template=None, timeout_s=60, cwd=tmp_path,
                             timing_lines="(?!)", warmup=0)
@@ -71,6 +71,44 @@ def test_without_perf_counters_only_cpu_time_is_recorded_and_a_metric_needing_th
     assert r.ok and metric_value(r, "cpu-path") > 0
     with pytest.raises(RocmPerfError, match="--metric instructions: a round has no instructions value .*no HOST_INSTRUCTIONS"):
         metric_value(r, "instructions")
+
+
+def test_every_dispatch_carries_the_speed_probe_timed_before_it_and_probed_path_divides_by_it(built, tmp_path):
+    # trip 100: both hash_chain launches start within the probe's 20 ms spacing, so they share a reading.
+    _, trace = profile(built("dispatch_clocks"), tmp_path / "trace", "100")
+    cpu, probe = trace.counters[HOST_CPU_TIME_NS], trace.counters[HOST_PROBE_NS]
+    assert (probe > 0).all() and probe[0] == probe[1], probe
+    assert clocks_of(trace)["probe"].startswith("9-point stencil over 32 KiB")
+    # The probe runs before the launch's start, outside its wall-clock window and its CPU time.
+    assert (cpu <= (trace.end - trace.start)).all()
+    rounds = ProfiledRounds(HostBackend(), program_args=["100"], run_template=None, timeout_s=60, cwd=tmp_path,
+                            timing_lines="(?!)", warmup=0, keep_profiles=lambda key: True)
+    r = rounds(built("dispatch_clocks"), tmp_path / "round", "1-screen-0-B")
+    assert r.ok
+    # One stream: the path holds every dispatch, each weighted by its CPU time per 1 ms of probe.
+    one = load_trace(next((tmp_path / "round").rglob("*.db")))
+    expected = float((one.counters[HOST_CPU_TIME_NS] / one.counters[HOST_PROBE_NS]).sum() * 1e6)
+    assert metric_value(r, "probed-path") == pytest.approx(expected, rel=1e-5)  # the path sums whole ns
+    assert metric_value(r, "cpu-path") == pytest.approx(float(one.counters[HOST_CPU_TIME_NS].sum()), rel=1e-5)
+
+
+def test_without_the_probe_there_is_no_probed_path_and_the_metric_says_why(built, tmp_path):
+    _, trace = profile(built("dispatch_clocks"), tmp_path / "trace", env={"ROCM_PERF_HOST_PROBE": "0"})
+    assert HOST_PROBE_NS not in trace.counters and HOST_CPU_TIME_NS in trace.counters
+    assert clocks_of(trace)["probe"] == "off (ROCM_PERF_HOST_PROBE=0)"
+    rounds = ProfiledRounds(_NoProbe(), program_args=[], run_template=None, timeout_s=60, cwd=tmp_path,
+                            timing_lines="(?!)", warmup=0)
+    r = rounds(built("dispatch_clocks"), tmp_path / "round", "1-screen-0-B")
+    assert r.ok and metric_value(r, "cpu-path") > 0
+    with pytest.raises(RocmPerfError, match="--metric probed-path: a round has no probed-path value .*no HOST_PROBE_NS"):
+        metric_value(r, "probed-path")
+
+
+class _NoProbe(HostBackend):
+    """The real host backend with the speed probe switched off in the runtime (ROCM_PERF_HOST_PROBE=0)."""
+
+    def environment(self, log_path, samples_path=None):
+        return {**super().environment(log_path, samples_path), "ROCM_PERF_HOST_PROBE": "0"}
 
 
 class _NoPerf(HostBackend):

@@ -19,7 +19,7 @@ from rocm_perf.optimize.measure import (
     reduce_traces,
 )
 from rocm_perf.trace import KernelSymbol, Trace
-from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS
+from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS, HOST_PROBE_NS
 
 
 def one_stream_trace():
@@ -56,9 +56,11 @@ def test_clock_paths_weigh_the_critical_path_by_each_recorded_clock():
     trace = one_stream_trace()
     # The stalled dispatch (40 ns of wall clock) ran for 10 ns of CPU time, like its siblings.
     trace.counters = {HOST_CPU_TIME_NS: np.array([9.0, 10, 19, 11]), HOST_INSTRUCTIONS: np.array([100.0, 100, 200, 100]),
-                      HOST_CYCLES: np.array([30.0, 31, np.nan, 29])}
+                      HOST_CYCLES: np.array([30.0, 31, np.nan, 29]),
+                      # the third ran while the core was at about half speed: its probe took 1.9 ms
+                      HOST_PROBE_NS: np.array([1e6, 1e6, 1.9e6, 1e6])}
     paths, missing = clock_paths([trace, trace])  # two processes of one round add up
-    assert paths == {"cpu-path": 2 * 49.0, "instructions": 2 * 500.0}
+    assert paths == {"cpu-path": 2 * 49.0, "probed-path": 2 * 40.0, "instructions": 2 * 500.0}
     assert missing == {"cycles": "1 dispatch(es) without HOST_CYCLES"}
     r = RoundResult(True, "", 80, 80, outputs={"median_path_ns": 50, "metrics": paths, "metrics_missing": missing})
     assert metric_value(r, "cpu-path") == 98 and metric_value(r, "critical-path") == 80
@@ -68,6 +70,8 @@ def test_clock_paths_weigh_the_critical_path_by_each_recorded_clock():
     assert metric_of(80, {"median_path_ns": 50}, "cpu-path") is None
     assert metric_of(80, {"median_path_ns": 50}, "median-path") == 50
     assert clock_paths([one_stream_trace()])[1]["cpu-path"] == "no HOST_CPU_TIME_NS in the profile"
+    trace.counters[HOST_PROBE_NS] = np.array([1e6, 0, np.nan, 1e6])  # a probe reading must be a positive time
+    assert clock_paths([trace])[1]["probed-path"] == "2 dispatch(es) without HOST_PROBE_NS"
 
 
 class CountingHostBackend:

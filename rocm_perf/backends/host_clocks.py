@@ -19,7 +19,7 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS
+from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS, HOST_PROBE_NS
 
 # perf_event_open's system call number (asm/unistd_64.h of each architecture).
 _PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241, "ppc64le": 319, "s390x": 331, "riscv64": 241}
@@ -113,4 +113,6 @@ def clock_availability() -> dict[str, str]:
     """Each per-dispatch clock the host runtime records (trace/host_clocks.py): "" when this
     machine gives it, else why not."""
     perf = perf_counters_status()
-    return {HOST_CPU_TIME_NS: thread_cpu_time_status(), HOST_INSTRUCTIONS: perf, HOST_CYCLES: perf}
+    cpu = thread_cpu_time_status()
+    # The speed probe is timed by the same clock (dispatch_clocks.h).
+    return {HOST_CPU_TIME_NS: cpu, HOST_INSTRUCTIONS: perf, HOST_CYCLES: perf, HOST_PROBE_NS: cpu}

@@ -6,10 +6,10 @@ Record types (see host_runtime/rocm_perf_host/runtime.h, Tracer::write_log):
   dispatch  {corr, kernel, stream, grid[3], block[3], shmem, start, end, tid}
   api       {corr, name, start, end, tid, args{...}, digest?}
   marker    {op, message, time, tid, id}   op: push | pop | start | stop | mark (roctx, rocm_perf_host/roctx.h)
-  clocks    {cpu_time, perf, pinning, perf_scaled_dispatches}   how the dispatch costs were taken
-  dispatch_cost {corr, cpu_ns, instructions?, cycles?}   (rocm_perf_host/dispatch_clocks.h)
-Dispatch costs become the counters HOST_CPU_TIME_NS, HOST_INSTRUCTIONS and HOST_CYCLES
-(trace/host_clocks.py), NaN for a dispatch without them; `clocks` goes to the agent's extra.
+  clocks    {cpu_time, probe, perf, pinning, perf_scaled_dispatches}   how the dispatch costs were taken
+  dispatch_cost {corr, cpu_ns, instructions?, cycles?, probe_ns?}   (rocm_perf_host/dispatch_clocks.h)
+Dispatch costs become the counters HOST_CPU_TIME_NS, HOST_INSTRUCTIONS, HOST_CYCLES and
+HOST_PROBE_NS (trace/host_clocks.py), NaN for a dispatch without them; `clocks` goes to the agent's extra.
 Markers are paired into ranges as rocprofv3 --marker-trace pairs them: a pop closes the newest
 push of its thread, a stop the start with its id; a range still open at exit is not recorded, and
 a pop with nothing open is an error (rocprofv3 stops the program there).
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS
+from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS, HOST_PROBE_NS
 from rocm_perf.trace.model import MARK, PROCESS_RANGE, THREAD_RANGE, UNKNOWN, Agent, ApiCalls, KernelSymbol, Markers, Trace
 from rocm_perf.trace.rocpd_read import DIGEST_ARG, parse_pointer
 
@@ -128,7 +128,8 @@ def _dispatch_costs(dispatches: list[dict], costs: list[dict]) -> dict[str, list
         return {}
     by_corr = {int(c["corr"]): c for c in costs}
     columns: dict[str, list[float]] = {}
-    for name, key in ((HOST_CPU_TIME_NS, "cpu_ns"), (HOST_INSTRUCTIONS, "instructions"), (HOST_CYCLES, "cycles")):
+    for name, key in ((HOST_CPU_TIME_NS, "cpu_ns"), (HOST_INSTRUCTIONS, "instructions"), (HOST_CYCLES, "cycles"),
+                      (HOST_PROBE_NS, "probe_ns")):
         column = [float(by_corr[int(d["corr"])][key]) if key in by_corr.get(int(d["corr"]), {}) else float("nan")
                   for d in dispatches]
         if any(v == v for v in column):  # not all NaN

@@ -9,7 +9,11 @@ The decision metrics (`optimize --metric`), each the length of a path through th
 - critical-path: wall clock, each dispatch weighted by its end - start (the rocm backend's default);
 - median-path: the wall-clock critical path with each dispatch at its kernel's median duration;
 - cpu-path: the critical path with each dispatch weighted by the CPU time of the threads that ran
-  its blocks (the host backend's default: time spent descheduled by other processes does not count);
+  its blocks (time spent descheduled by other processes does not count);
+- probed-path: the cpu-path with each dispatch's CPU time divided by that of the speed probe timed
+  just before it (dispatch_clocks.h), in units of a 1 ms probe (the host backend's default where
+  the runtime gives the probe): a core that runs load-heavy code at two speeds, as some virtual
+  machines do for seconds at a time, slows the probe with the kernel, and the ratio stays;
 - instructions, cycles: the same with the dispatch's user-space instructions or cycles (host
   backend, where perf_event_open is allowed).
 
@@ -31,7 +35,7 @@ import numpy as np
 from rocm_perf.backends.base import Backend
 from rocm_perf.process import last_lines
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS
+from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS, HOST_PROBE_NS
 
 FAIL_CRASH = "crash"
 FAIL_TIMEOUT = "timeout"
@@ -58,16 +62,23 @@ METRIC_AUTO = "auto"
 METRIC_CRITICAL_PATH = "critical-path"
 METRIC_MEDIAN_PATH = "median-path"
 METRIC_CPU_PATH = "cpu-path"
+METRIC_PROBED_PATH = "probed-path"
 METRIC_INSTRUCTIONS = "instructions"
 METRIC_CYCLES = "cycles"
-METRICS = (METRIC_CRITICAL_PATH, METRIC_MEDIAN_PATH, METRIC_CPU_PATH, METRIC_INSTRUCTIONS, METRIC_CYCLES)
-# The per-dispatch clock (trace/host_clocks.py) each clock-weighted path is taken in.
-METRIC_CLOCK = {METRIC_CPU_PATH: HOST_CPU_TIME_NS, METRIC_INSTRUCTIONS: HOST_INSTRUCTIONS, METRIC_CYCLES: HOST_CYCLES}
+METRICS = (METRIC_CRITICAL_PATH, METRIC_MEDIAN_PATH, METRIC_CPU_PATH, METRIC_PROBED_PATH, METRIC_INSTRUCTIONS,
+           METRIC_CYCLES)
+# The per-dispatch clock (trace/host_clocks.py) each clock-weighted path is taken in; probed-path
+# divides its clock by the probe's.
+METRIC_CLOCK = {METRIC_CPU_PATH: HOST_CPU_TIME_NS, METRIC_PROBED_PATH: HOST_CPU_TIME_NS,
+                METRIC_INSTRUCTIONS: HOST_INSTRUCTIONS, METRIC_CYCLES: HOST_CYCLES}
+METRIC_DIVISOR = {METRIC_PROBED_PATH: HOST_PROBE_NS}
+PROBE_UNIT_NS = 1e6  # a probed-path value: the CPU time the path would take where the probe takes 1 ms
 # For reports: what a round's value is under each metric.
 METRIC_MEANING = {
     METRIC_CRITICAL_PATH: "wall-clock critical-path time",
     METRIC_MEDIAN_PATH: "critical path at each kernel's median dispatch duration",
     METRIC_CPU_PATH: "critical path in CPU time of the threads that ran each dispatch",
+    METRIC_PROBED_PATH: "critical path in CPU time, each dispatch divided by the speed probe timed before it (ns per 1 ms of probe)",
     METRIC_INSTRUCTIONS: "critical path in retired user-space instructions",
     METRIC_CYCLES: "critical path in user-space core cycles",
 }
@@ -174,17 +185,30 @@ def clock_paths(traces: list) -> tuple[dict[str, float], dict[str, str]]:
         for trace in traces:
             if len(trace) == 0:
                 continue
-            column = trace.counters.get(clock)
+            column, why = _clock_weights(trace, clock, METRIC_DIVISOR.get(metric))
             if column is None:
-                missing[metric] = f"no {clock} in the profile"
-                break
-            if not np.isfinite(column).all():
-                missing[metric] = f"{int((~np.isfinite(column)).sum())} dispatch(es) without {clock}"
+                missing[metric] = why
                 break
             total += float(analyze_critical_path(trace, weights=column).critical_path_ns)
         if metric not in missing and total > 0:
             paths[metric] = total
     return paths, missing
+
+
+def _clock_weights(trace, clock: str, divisor: str | None) -> tuple[np.ndarray | None, str]:
+    """(each dispatch's weight, "") for a clock-weighted path: the clock's column, or its ratio to
+    the divisor's in PROBE_UNIT_NS; (None, why) when some dispatch lacks either."""
+    for name in (clock,) if divisor is None else (clock, divisor):
+        column = trace.counters.get(name)
+        if column is None:
+            return None, f"no {name} in the profile"
+        usable = np.isfinite(column) & ((column > 0) if name == divisor else True)
+        if not usable.all():
+            return None, f"{int((~usable).sum())} dispatch(es) without {name}"
+    column = np.asarray(trace.counters[clock], dtype=np.float64)
+    if divisor is None:
+        return column, ""
+    return column / np.asarray(trace.counters[divisor], dtype=np.float64) * PROBE_UNIT_NS, ""
 
 
 def keep_baseline_profiles(key: str) -> bool:

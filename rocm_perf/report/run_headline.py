@@ -14,6 +14,7 @@ METRIC_LABELS = {
     "critical-path": "critical-path time",
     "median-path": "median-path time",
     "cpu-path": "CPU-time critical path",
+    "probed-path": "probe-scaled CPU-time critical path",
     "instructions": "instructions on the critical path",
     "cycles": "cycles on the critical path",
 }

@@ -15,13 +15,20 @@
 //   process's allowed set (sched_setaffinity), highest CPU first, in the order the threads first
 //   run blocks, so the baseline and the candidate of a pair run on the same core and a thread
 //   never migrates mid-launch. Where that is refused the thread runs unpinned and the log says so.
+// - Speed probe: before a launch, the stream's worker times a fixed load-heavy loop (a 9-point
+//   stencil over 32 KiB, in L1) in its own CPU time, at most once per 20 ms, and the
+//   launch carries the latest reading. Some virtual machines run load-heavy code at two speeds
+//   about 2x apart for stretches of a second or more (the host core's other hardware thread
+//   taking the load ports, most likely), which CPU time cannot see; a kernel's CPU time divided
+//   by the probe's cancels most of it (--metric probed-path). The probe runs outside the
+//   launch's start/end and outside its CPU time.
 //
 // The runtime calls three hooks: a DispatchClockScope around each thread's share of a launch
 // (BlockPool::work_on), record_dispatch_cost() when a launch completes, and the log writer this
 // header registers for the `dispatch_cost` and `clocks` records (backends/host_trace.py).
 //
 // Environment: ROCM_PERF_HOST_PIN (1 = pin block workers; default 0), ROCM_PERF_HOST_PERF
-// (0 = no perf counters; default 1). Clocks are read only when the trace log is written
+// (0 = no perf counters; default 1), ROCM_PERF_HOST_PROBE (0 = no speed probe; default 1). Clocks are read only when the trace log is written
 // (ROCM_PERF_HOST_LOG) and not at all in a -DROCM_PERF_NO_TRACE build.
 #pragma once
 
@@ -69,6 +76,7 @@ struct DispatchCostRecord {
     std::uint64_t instructions, cycles;
     bool counted;  // every thread had perf counts
     bool scaled;
+    std::int64_t probe_ns;  // the speed probe's CPU time before the launch; 0 = none
 };
 
 struct ClockState {
@@ -77,6 +85,7 @@ struct ClockState {
     bool enabled = false;
     bool pin = false;
     bool perf_wanted = true;
+    bool probe_wanted = true;
     std::vector<int> allowed_cpus;  // the process's affinity at start, for pinning
     unsigned next_cpu = 0;
     std::string pin_status = "off";
@@ -101,6 +110,7 @@ inline ClockState& clock_state() {
 #endif
         state->pin = clock_env_int("ROCM_PERF_HOST_PIN", 0) != 0;
         state->perf_wanted = clock_env_int("ROCM_PERF_HOST_PERF", 1) != 0;
+        state->probe_wanted = clock_env_int("ROCM_PERF_HOST_PROBE", 1) != 0;
 #ifdef ROCM_PERF_HAVE_PERF_EVENTS
         state->perf_status = !state->enabled ? "off" : state->perf_wanted ? "not yet opened" : "off (ROCM_PERF_HOST_PERF=0)";
 #else
@@ -268,15 +278,46 @@ struct DispatchClockScope {
     DispatchClockScope& operator=(const DispatchClockScope&) = delete;
 };
 
+// The speed probe: a fixed amount of load-heavy work, timed in this thread's CPU time.
+inline std::int64_t time_speed_probe() {
+    constexpr int kPoints = 4096, kRepeats = 144;  // about 1.5 ms on a 2020s server core
+    static thread_local float in[kPoints], out[kPoints];
+    static const float weights[9] = {0.05f, 0.1f, 0.1f, 0.15f, 0.2f, 0.15f, 0.1f, 0.1f, 0.05f};
+    const std::int64_t t0 = thread_cpu_ns();
+    for (int r = 0; r < kRepeats; ++r) {
+        for (int i = 4; i < kPoints - 4; ++i) {
+            float acc = 0.0f;
+            for (int k = -4; k <= 4; ++k) acc += weights[k + 4] * in[i + k];
+            out[i] = acc;
+        }
+        __asm__ volatile("" : : "r"(out) : "memory");  // keep every repeat
+    }
+    return thread_cpu_ns() - t0;
+}
+
+// The probe reading a launch about to start carries: a fresh one when the last is 20 ms old
+// (so that a stream of short launches costs at most a few percent), else the last. 0 = no probe.
+inline std::int64_t probe_before_launch(std::int64_t now) {
+    constexpr std::int64_t kSpacingNs = 20000000;
+    static thread_local std::int64_t last_ns = 0, taken_at = 0;
+    ClockState& s = clock_state();
+    if (!s.enabled || !s.probe_wanted) return 0;
+    if (last_ns == 0 || now - taken_at >= kSpacingNs) {
+        last_ns = time_speed_probe();
+        taken_at = now;
+    }
+    return last_ns;
+}
+
 // Called once a launch has completed (every block worker has left it).
-inline void record_dispatch_cost(std::int64_t corr, const DispatchCost& cost) {
+inline void record_dispatch_cost(std::int64_t corr, const DispatchCost& cost, std::int64_t probe_ns) {
     ClockState& s = clock_state();
     if (!s.enabled) return;
     const unsigned threads = cost.threads.load(std::memory_order_relaxed);
     DispatchCostRecord r{corr, cost.cpu_ns.load(std::memory_order_relaxed), cost.instructions.load(std::memory_order_relaxed),
                          cost.cycles.load(std::memory_order_relaxed),
                          threads > 0 && cost.counted_threads.load(std::memory_order_relaxed) == threads,
-                         cost.scaled.load(std::memory_order_relaxed)};
+                         cost.scaled.load(std::memory_order_relaxed), probe_ns};
     std::lock_guard<std::mutex> lock(s.m);
     if (r.scaled) ++s.scaled_dispatches;
     s.records.push_back(r);
@@ -296,18 +337,19 @@ inline void write_clock_records(std::FILE* f) {
     ClockState& s = clock_state();
     std::lock_guard<std::mutex> lock(s.m);
     std::fprintf(f, "{\"type\":\"clocks\",\"cpu_time\":\"CLOCK_THREAD_CPUTIME_ID, summed over block workers\","
-                    "\"perf\":%s,\"pinning\":%s,\"perf_scaled_dispatches\":%llu}\n",
+                    "\"probe\":%s,\"perf\":%s,\"pinning\":%s,\"perf_scaled_dispatches\":%llu}\n",
+                 clock_json_string(!s.probe_wanted ? "off (ROCM_PERF_HOST_PROBE=0)" : "9-point stencil over 32 KiB, stream worker, at most every 20 ms").c_str(),
                  clock_json_string(s.perf_status).c_str(),
                  clock_json_string(s.pin ? (s.pin_status.empty() ? "no block ran" : s.pin_status) : s.pin_status).c_str(),
                  static_cast<unsigned long long>(s.scaled_dispatches));
     for (const auto& r : s.records) {
+        std::fprintf(f, "{\"type\":\"dispatch_cost\",\"corr\":%lld,\"cpu_ns\":%lld", static_cast<long long>(r.corr),
+                     static_cast<long long>(r.cpu_ns));
         if (r.counted)
-            std::fprintf(f, "{\"type\":\"dispatch_cost\",\"corr\":%lld,\"cpu_ns\":%lld,\"instructions\":%llu,\"cycles\":%llu}\n",
-                         static_cast<long long>(r.corr), static_cast<long long>(r.cpu_ns),
-                         static_cast<unsigned long long>(r.instructions), static_cast<unsigned long long>(r.cycles));
-        else
-            std::fprintf(f, "{\"type\":\"dispatch_cost\",\"corr\":%lld,\"cpu_ns\":%lld}\n", static_cast<long long>(r.corr),
-                         static_cast<long long>(r.cpu_ns));
+            std::fprintf(f, ",\"instructions\":%llu,\"cycles\":%llu", static_cast<unsigned long long>(r.instructions),
+                         static_cast<unsigned long long>(r.cycles));
+        if (r.probe_ns > 0) std::fprintf(f, ",\"probe_ns\":%lld", static_cast<long long>(r.probe_ns));
+        std::fputs("}\n", f);
     }
 }
 

@@ -7,7 +7,7 @@
 //   ROCM_PERF_HOST_THREADS  OS threads that run the blocks of one launch (default: all cores)
 //   ROCM_PERF_HOST_SERIAL   1: every launch and async call completes before it returns
 //   ROCM_PERF_HOST_LOG      where to write the raw trace log at exit ("%pid%" is replaced)
-//   ROCM_PERF_HOST_PIN, ROCM_PERF_HOST_PERF   per-dispatch clocks: see dispatch_clocks.h
+//   ROCM_PERF_HOST_PIN, ROCM_PERF_HOST_PERF, ROCM_PERF_HOST_PROBE   per-dispatch clocks: see dispatch_clocks.h
 // Compile with -DROCM_PERF_NO_TRACE for an untraced build (tracer overhead measurements).
 #pragma once
 
@@ -935,12 +935,14 @@ inline hipError_t launch_kernel_as(LaunchKind kind, KernelIdentity id, const cha
     const std::int64_t corr = api.record.corr;
     const int stream_id = s->id;
     r.enqueue(s, [l, kernel, corr, stream_id, &r] {
+        // dispatch_clocks.h: the speed probe runs before the launch's start, outside its times
+        const std::int64_t probe = Tracer::enabled ? probe_before_launch(now_ns()) : 0;
         const std::int64_t start = Tracer::enabled ? now_ns() : 0;
         r.pool.run(*l);
         if (Tracer::enabled) {
             tracer().add_dispatch(DispatchRecord{corr, kernel, stream_id, l->grid, l->block, l->shmem, start, now_ns(),
                                                  os_thread_id()});
-            record_dispatch_cost(corr, l->cost);
+            record_dispatch_cost(corr, l->cost, probe);
         }
         l->destroy(l);
     });
