@@ -77,8 +77,10 @@ def ledger_stats(run_dir: Path) -> dict:
     return {"speedup": (1 / fc["estimate"] - 1) if fc and fc.get("n") else 0.0, "accepted": statuses.count("accepted"),
             "trials": len(statuses), "measured": measured, "runs": runs, "reasons": reasons,
             "stop_reason": meta.get("stop_reason"), "run": str(run_dir), "final_executable": str(Path(run_dir) / final_exe),
-            # The noise the loop searched in: its A/A pairs' robust spread (about one pair's CV).
-            "aa_spread": (meta.get("noise_floor") or {}).get("spread")}
+            # The noise the loop searched in: its A/A pairs' robust spread (about one pair's CV), the
+            # metric it decided on, and under --metric auto each alternative's A/A spread.
+            "aa_spread": (meta.get("noise_floor") or {}).get("spread"),
+            "decided_on": (meta.get("metric") or {}).get("name"), "aa_spreads": (meta.get("metric") or {}).get("aa_spreads")}
 
 
 # Runs the loop of a checkout given as argv[1] (imports from there): the `before` part's subprocess.
@@ -135,7 +137,9 @@ def run_exhaustive(source: Path, out: Path, args) -> dict:
                             timing_lines=opt.timing_lines)
     svc = Services(backend, runner, SourceTools.default(), None)
     loop = OptimizeLoop(run_dir, ledger, opt, svc)
-    metric = loop.opt.metric  # --metric auto resolved for the backend, as the loops resolve it
+    # --metric auto resolved for the backend as the loops resolve it before their A/A pairs (the
+    # host backend: cpu-path); two A/A pairs here cannot choose a steadier one, so none is chosen.
+    metric = loop.opt.metric
     t0 = time.time()
     loop.baseline()
     loop.noise_floor()
@@ -214,7 +218,7 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
     when the results hold one) measured in interleaved rounds, each role in each position in turn."""
     from rocm_perf.backends.host import HostBackend
     from rocm_perf.optimize import acceptance as acc
-    from rocm_perf.optimize.measure import ProfiledRounds, metric_value
+    from rocm_perf.optimize.measure import ProfiledRounds, metric_of, metric_value
     from rocm_perf.optimize.options import OptimizeOptions
 
     ex, lp = records.get("exhaustive"), records.get("loop")
@@ -246,6 +250,7 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
     rotations = [roles[k:] + roles[:k] for k in range(len(roles))]
     orders = rotations + [o[::-1] for o in rotations]  # each role in each position equally often, both ways round
     values: dict[str, list[float]] = {role: [] for role in programs}
+    probed: dict[str, list[float | None]] = {}
     t0 = time.time()
     for i in range(args.h2h_rounds):
         got = {}
@@ -254,13 +259,13 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
             if not r.ok:
                 raise SystemExit(f"{source.stem}: head2head: a run of {programs[role]} failed: {r.failure}")
             got[role] = metric_value(r, metric)
+            probed.setdefault(role, []).append(metric_of(r.cp_ns, r.outputs, "probed-path"))
         for role, v in got.items():
             values[role].append(v)
 
-    def interval(base: str, cand: str) -> dict:
-        iv = acc.median_ratio_interval(values[base], values[cand], tail_alpha=0.025)
-        return {"ratio": iv.estimate, "low": iv.low, "high": iv.high,
-                "spread": acc.paired_spread(values[base], values[cand])}
+    def interval(base: str, cand: str, of: dict[str, list[float]] = values) -> dict:
+        iv = acc.median_ratio_interval(of[base], of[cand], tail_alpha=0.025)
+        return {"ratio": iv.estimate, "low": iv.low, "high": iv.high, "spread": acc.paired_spread(of[base], of[cand])}
 
     rec = {"exhaustive": interval("B", "E"), "loop": interval("B", "L"), "loop_vs_exhaustive": interval("E", "L"),
            "rounds": args.h2h_rounds, "runs": len(programs) * args.h2h_rounds, "seconds": time.time() - t0,
@@ -268,10 +273,16 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
            "same_source": same_source(recorded["E"], recorded["L"])}
     if "P" in programs:
         rec["before"] = interval("B", "P")
+    # The same rounds on the probed path (the host runtime's speed probe), where every round has it.
+    if metric != "probed-path" and probed and all(v for vs in probed.values() for v in vs):
+        rec["probed"] = {k: interval(b, c, probed) for k, (b, c) in
+                         (("exhaustive", ("B", "E")), ("loop", ("B", "L")), ("loop_vs_exhaustive", ("E", "L")))}
     names = {"exhaustive": "exhaustive's best", "loop": "loop's final", "before": "before's final"}
-    print(f"  {source.stem}: head to head over {args.h2h_rounds} rounds: " + ", ".join(
-        f"{label} {rec[k]['ratio']:.3f} [{rec[k]['low']:.3f}, {rec[k]['high']:.3f}]" for k, label in names.items() if k in rec),
-        file=sys.stderr, flush=True)
+    for label, of in ((metric, rec), ("probed-path", rec.get("probed"))):
+        if of:
+            print(f"  {source.stem}: head to head over {args.h2h_rounds} rounds ({label}): " + ", ".join(
+                f"{name} {of[k]['ratio']:.3f} [{of[k]['low']:.3f}, {of[k]['high']:.3f}] (spread {of[k]['spread']:.1%})"
+                for k, name in names.items() if k in of), file=sys.stderr, flush=True)
     return rec
 
 
@@ -375,14 +386,17 @@ def print_table(results: Path) -> None:
           "loop's) measured in interleaved rounds, speedups over the original with 95 % intervals; where a program has it, the goal "
           "is judged on it: exhaustive's gain counts when its interval lies below 1 - min_gain, the loop's is its estimate. "
           "spread: the robust spread of paired log ratios (1.4826 x MAD, about the CV of one pair's ratio) of the loop's "
-          "A/A pairs and of the head to head's original against the loop's final program: the noise each measured in.)")
+          "A/A pairs (on the metric the loop decided on, named) and of the head to head's original against the loop's "
+          "final program: the noise each measured in.)")
 
 
 def spread_cell(loop: dict | None, h2h: dict | None) -> str:
     """The loop's A/A spread and the head to head's, '-' where a record predates them."""
     def pct(x) -> str:
         return "-" if x is None else f"{x:.1%}"
-    return f"{pct((loop or {}).get('aa_spread'))} / {pct(((h2h or {}).get('loop') or {}).get('spread'))}"
+    decided = (loop or {}).get("decided_on")
+    return (f"{pct((loop or {}).get('aa_spread'))}" + (f" ({decided})" if decided else "")
+            + f" / {pct(((h2h or {}).get('loop') or {}).get('spread'))}")
 
 
 def source_of(executable: str) -> Path:
