@@ -92,6 +92,22 @@ def test_every_dispatch_carries_the_speed_probe_timed_before_it_and_probed_path_
     assert metric_value(r, "cpu-path") == pytest.approx(float(one.counters[HOST_CPU_TIME_NS].sum()), rel=1e-5)
 
 
+def test_a_probe_taken_beside_another_launch_is_dropped_and_the_probed_path_says_why(built, tmp_path):
+    # pipeline.cu's three streams slowed the probe of the original by up to 2x more than a
+    # candidate's: a reading beside another launch measures that launch, not the core.
+    _, trace = profile(built("probe_overlap"), tmp_path / "trace")
+    names = [trace.symbols[k].display_name.split("(")[0] for k in trace.kernel]
+    probe = dict(zip(names, trace.counters[HOST_PROBE_NS]))
+    assert probe["hold"] > 0 and np.isnan(probe["short_work"]), probe
+    assert "none beside another launch" in clocks_of(trace)["probe"]
+    rounds = ProfiledRounds(HostBackend(), program_args=[], run_template=None, timeout_s=60, cwd=tmp_path,
+                            timing_lines="(?!)", warmup=0)
+    r = rounds(built("probe_overlap"), tmp_path / "round", "1-screen-0-B")
+    assert r.ok and metric_value(r, "cpu-path") > 0
+    with pytest.raises(RocmPerfError, match="no probed-path value .1 dispatch.es. without HOST_PROBE_NS"):
+        metric_value(r, "probed-path")
+
+
 def test_without_the_probe_there_is_no_probed_path_and_the_metric_says_why(built, tmp_path):
     _, trace = profile(built("dispatch_clocks"), tmp_path / "trace", env={"ROCM_PERF_HOST_PROBE": "0"})
     assert HOST_PROBE_NS not in trace.counters and HOST_CPU_TIME_NS in trace.counters

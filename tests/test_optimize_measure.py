@@ -71,7 +71,7 @@ def test_clock_paths_weigh_the_critical_path_by_each_recorded_clock():
     assert metric_of(80, {"median_path_ns": 50}, "median-path") == 50
     assert clock_paths([one_stream_trace()])[1]["cpu-path"] == "no HOST_CPU_TIME_NS in the profile"
     trace.counters[HOST_PROBE_NS] = np.array([1e6, 0, np.nan, 1e6])  # a probe reading must be a positive time
-    assert clock_paths([trace])[1]["probed-path"] == "2 dispatch(es) without HOST_PROBE_NS"
+    assert clock_paths([trace])[1]["probed-path"].startswith("2 dispatch(es) without HOST_PROBE_NS (the speed probe is not kept")
 
 
 class CountingHostBackend:

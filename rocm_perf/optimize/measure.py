@@ -204,7 +204,9 @@ def _clock_weights(trace, clock: str, divisor: str | None) -> tuple[np.ndarray |
             return None, f"no {name} in the profile"
         usable = np.isfinite(column) & ((column > 0) if name == divisor else True)
         if not usable.all():
-            return None, f"{int((~usable).sum())} dispatch(es) without {name}"
+            # the runtime drops a probe taken beside another launch (dispatch_clocks.h)
+            why = " (the speed probe is not kept beside another launch: streams overlap)" if name == divisor else ""
+            return None, f"{int((~usable).sum())} dispatch(es) without {name}{why}"
     column = np.asarray(trace.counters[clock], dtype=np.float64)
     if divisor is None:
         return column, ""

@@ -21,7 +21,10 @@
 //   about 2x apart for stretches of a second or more (the host core's other hardware thread
 //   taking the load ports, most likely), which CPU time cannot see; a kernel's CPU time divided
 //   by the probe's cancels most of it (--metric probed-path). The probe runs outside the
-//   launch's start/end and outside its CPU time.
+//   launch's start/end and outside its CPU time. A reading taken while another launch of the
+//   process ran (streams overlapping) is dropped, and the launches it would have served carry
+//   none: the other launch's work slowed the probe by as much as 2x, by an amount that depends
+//   on what that launch runs, so a candidate would have changed its own yardstick (pipeline.cu).
 //
 // The runtime calls three hooks: a DispatchClockScope around each thread's share of a launch
 // (BlockPool::work_on), record_dispatch_cost() when a launch completes, and the log writer this
@@ -295,16 +298,34 @@ inline std::int64_t time_speed_probe() {
     return thread_cpu_ns() - t0;
 }
 
+// Launches running now and launches begun so far (launch_begins/launch_ends around each): a
+// probe is clean when none ran at its start and none began before its end.
+inline std::atomic<int> launches_running{0};
+inline std::atomic<std::uint64_t> launches_begun{0};
+
+inline void launch_begins() {
+    launches_begun.fetch_add(1, std::memory_order_seq_cst);
+    launches_running.fetch_add(1, std::memory_order_seq_cst);
+}
+inline void launch_ends() { launches_running.fetch_sub(1, std::memory_order_seq_cst); }
+
 // The probe reading a launch about to start carries: a fresh one when the last is 20 ms old
-// (so that a stream of short launches costs at most a few percent), else the last. 0 = no probe.
+// (so that a stream of short launches costs at most a few percent), else the last; 0 = none
+// (probe off, or the last reading was taken beside another launch).
 inline std::int64_t probe_before_launch(std::int64_t now) {
     constexpr std::int64_t kSpacingNs = 20000000;
     static thread_local std::int64_t last_ns = 0, taken_at = 0;
+    static thread_local bool taken = false;
     ClockState& s = clock_state();
     if (!s.enabled || !s.probe_wanted) return 0;
-    if (last_ns == 0 || now - taken_at >= kSpacingNs) {
-        last_ns = time_speed_probe();
+    if (!taken || now - taken_at >= kSpacingNs) {
+        const std::uint64_t begun = launches_begun.load(std::memory_order_seq_cst);
+        const bool alone = launches_running.load(std::memory_order_seq_cst) == 0;
+        const std::int64_t reading = time_speed_probe();
+        const bool clean = alone && launches_begun.load(std::memory_order_seq_cst) == begun;
+        last_ns = clean ? reading : 0;
         taken_at = now;
+        taken = true;
     }
     return last_ns;
 }
@@ -338,7 +359,9 @@ inline void write_clock_records(std::FILE* f) {
     std::lock_guard<std::mutex> lock(s.m);
     std::fprintf(f, "{\"type\":\"clocks\",\"cpu_time\":\"CLOCK_THREAD_CPUTIME_ID, summed over block workers\","
                     "\"probe\":%s,\"perf\":%s,\"pinning\":%s,\"perf_scaled_dispatches\":%llu}\n",
-                 clock_json_string(!s.probe_wanted ? "off (ROCM_PERF_HOST_PROBE=0)" : "9-point stencil over 32 KiB, stream worker, at most every 20 ms").c_str(),
+                 clock_json_string(!s.probe_wanted ? "off (ROCM_PERF_HOST_PROBE=0)"
+                                                     : "9-point stencil over 32 KiB, stream worker, at most every 20 ms, "
+                                                       "none beside another launch").c_str(),
                  clock_json_string(s.perf_status).c_str(),
                  clock_json_string(s.pin ? (s.pin_status.empty() ? "no block ran" : s.pin_status) : s.pin_status).c_str(),
                  static_cast<unsigned long long>(s.scaled_dispatches));

@@ -938,7 +938,9 @@ inline hipError_t launch_kernel_as(LaunchKind kind, KernelIdentity id, const cha
         // dispatch_clocks.h: the speed probe runs before the launch's start, outside its times
         const std::int64_t probe = Tracer::enabled ? probe_before_launch(now_ns()) : 0;
         const std::int64_t start = Tracer::enabled ? now_ns() : 0;
+        launch_begins();  // dispatch_clocks.h: no probe reading is kept beside a running launch
         r.pool.run(*l);
+        launch_ends();
         if (Tracer::enabled) {
             tracer().add_dispatch(DispatchRecord{corr, kernel, stream_id, l->grid, l->block, l->shmem, start, now_ns(),
                                                  os_thread_id()});
