@@ -74,7 +74,7 @@ def test_without_perf_counters_only_cpu_time_is_recorded_and_a_metric_needing_th
 
 
 def test_every_dispatch_carries_the_speed_probe_timed_before_it_and_probed_path_divides_by_it(built, tmp_path):
-    # trip 100: both hash_chain launches start within the probe's 20 ms spacing, so they share a reading.
+    # trip 100: both hash_chain launches start within the probe's 50 ms spacing, so they share a reading.
     _, trace = profile(built("dispatch_clocks"), tmp_path / "trace", "100")
     cpu, probe = trace.counters[HOST_CPU_TIME_NS], trace.counters[HOST_PROBE_NS]
     assert (probe > 0).all() and probe[0] == probe[1], probe

@@ -16,7 +16,7 @@
 //   run blocks, so the baseline and the candidate of a pair run on the same core and a thread
 //   never migrates mid-launch. Where that is refused the thread runs unpinned and the log says so.
 // - Speed probe: before a launch, the stream's worker times a fixed load-heavy loop (a 9-point
-//   stencil over 32 KiB, in L1) in its own CPU time, at most once per 20 ms, and the
+//   stencil over 32 KiB, in L1) in its own CPU time, at most once per 50 ms, and the
 //   launch carries the latest reading. Some virtual machines run load-heavy code at two speeds
 //   about 2x apart for stretches of a second or more (the host core's other hardware thread
 //   taking the load ports, most likely), which CPU time cannot see; a kernel's CPU time divided
@@ -309,11 +309,11 @@ inline void launch_begins() {
 }
 inline void launch_ends() { launches_running.fetch_sub(1, std::memory_order_seq_cst); }
 
-// The probe reading a launch about to start carries: a fresh one when the last is 20 ms old
+// The probe reading a launch about to start carries: a fresh one when the last is 50 ms old
 // (so that a stream of short launches costs at most a few percent), else the last; 0 = none
 // (probe off, or the last reading was taken beside another launch).
 inline std::int64_t probe_before_launch(std::int64_t now) {
-    constexpr std::int64_t kSpacingNs = 20000000;
+    constexpr std::int64_t kSpacingNs = 50000000;
     static thread_local std::int64_t last_ns = 0, taken_at = 0;
     static thread_local bool taken = false;
     ClockState& s = clock_state();
@@ -360,7 +360,7 @@ inline void write_clock_records(std::FILE* f) {
     std::fprintf(f, "{\"type\":\"clocks\",\"cpu_time\":\"CLOCK_THREAD_CPUTIME_ID, summed over block workers\","
                     "\"probe\":%s,\"perf\":%s,\"pinning\":%s,\"perf_scaled_dispatches\":%llu}\n",
                  clock_json_string(!s.probe_wanted ? "off (ROCM_PERF_HOST_PROBE=0)"
-                                                     : "9-point stencil over 32 KiB, stream worker, at most every 20 ms, "
+                                                     : "9-point stencil over 32 KiB, stream worker, at most every 50 ms, "
                                                        "none beside another launch").c_str(),
                  clock_json_string(s.perf_status).c_str(),
                  clock_json_string(s.pin ? (s.pin_status.empty() ? "no block ran" : s.pin_status) : s.pin_status).c_str(),
