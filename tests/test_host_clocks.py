@@ -37,6 +37,15 @@ def clocks_of(trace) -> dict:
     return trace.agents[0].extra["clocks"]
 
 
+def one_round(backend: HostBackend, executable: Path, out: Path, *args: str, keep: bool = False):
+    """One measured round of the loop (ProfiledRounds) on the real backend; `keep` keeps its profile."""
+    rounds = ProfiledRounds(backend, program_args=list(args), run_template=None, timeout_s=60, cwd=out,
+                            timing_lines="(?!)", warmup=0, **({"keep_profiles": lambda key: True} if keep else {}))
+    r = rounds(executable, out / "round", "1-screen-0-B")
+    assert r.ok and metric_value(r, "cpu-path") > 0
+    return r
+
+
 def test_every_dispatch_carries_the_cpu_time_of_its_block_workers(built, tmp_path):
     result, trace = profile(built("dispatch_clocks"), tmp_path)
     cpu = trace.counters[HOST_CPU_TIME_NS]
@@ -65,10 +74,7 @@ def test_without_perf_counters_only_cpu_time_is_recorded_and_a_metric_needing_th
     result, trace = profile(built("dispatch_clocks"), tmp_path, env={"ROCM_PERF_HOST_PERF": "0"})
     assert set(trace.counters) == {HOST_CPU_TIME_NS, HOST_PROBE_NS}
     assert clocks_of(trace)["perf"] == "off (ROCM_PERF_HOST_PERF=0)"
-    rounds = ProfiledRounds(_NoPerf(), program_args=[], run_template=None, timeout_s=60, cwd=tmp_path,
-                            timing_lines="(?!)", warmup=0)
-    r = rounds(built("dispatch_clocks"), tmp_path / "round", "1-screen-0-B")
-    assert r.ok and metric_value(r, "cpu-path") > 0
+    r = one_round(_NoPerf(), built("dispatch_clocks"), tmp_path)
     with pytest.raises(RocmPerfError, match="--metric instructions: a round has no instructions value .*no HOST_INSTRUCTIONS"):
         metric_value(r, "instructions")
 
@@ -81,10 +87,7 @@ def test_every_dispatch_carries_the_speed_probe_timed_before_it_and_probed_path_
     assert clocks_of(trace)["probe"].startswith("9-point stencil over 32 KiB")
     # The probe runs before the launch's start, outside its wall-clock window and its CPU time.
     assert (cpu <= (trace.end - trace.start)).all()
-    rounds = ProfiledRounds(HostBackend(), program_args=["100"], run_template=None, timeout_s=60, cwd=tmp_path,
-                            timing_lines="(?!)", warmup=0, keep_profiles=lambda key: True)
-    r = rounds(built("dispatch_clocks"), tmp_path / "round", "1-screen-0-B")
-    assert r.ok
+    r = one_round(HostBackend(), built("dispatch_clocks"), tmp_path, "100", keep=True)
     # One stream: the path holds every dispatch, each weighted by its CPU time per 1 ms of probe.
     one = load_trace(next((tmp_path / "round").rglob("*.db")))
     expected = float((one.counters[HOST_CPU_TIME_NS] / one.counters[HOST_PROBE_NS]).sum() * 1e6)
@@ -100,10 +103,7 @@ def test_a_probe_taken_beside_another_launch_is_dropped_and_the_probed_path_says
     probe = dict(zip(names, trace.counters[HOST_PROBE_NS]))
     assert probe["hold"] > 0 and np.isnan(probe["short_work"]), probe
     assert "none beside another launch" in clocks_of(trace)["probe"]
-    rounds = ProfiledRounds(HostBackend(), program_args=[], run_template=None, timeout_s=60, cwd=tmp_path,
-                            timing_lines="(?!)", warmup=0)
-    r = rounds(built("probe_overlap"), tmp_path / "round", "1-screen-0-B")
-    assert r.ok and metric_value(r, "cpu-path") > 0
+    r = one_round(HostBackend(), built("probe_overlap"), tmp_path)
     with pytest.raises(RocmPerfError, match="no probed-path value .1 dispatch.es. without HOST_PROBE_NS"):
         metric_value(r, "probed-path")
 
@@ -112,10 +112,7 @@ def test_without_the_probe_there_is_no_probed_path_and_the_metric_says_why(built
     _, trace = profile(built("dispatch_clocks"), tmp_path / "trace", env={"ROCM_PERF_HOST_PROBE": "0"})
     assert HOST_PROBE_NS not in trace.counters and HOST_CPU_TIME_NS in trace.counters
     assert clocks_of(trace)["probe"] == "off (ROCM_PERF_HOST_PROBE=0)"
-    rounds = ProfiledRounds(_NoProbe(), program_args=[], run_template=None, timeout_s=60, cwd=tmp_path,
-                            timing_lines="(?!)", warmup=0)
-    r = rounds(built("dispatch_clocks"), tmp_path / "round", "1-screen-0-B")
-    assert r.ok and metric_value(r, "cpu-path") > 0
+    r = one_round(_NoProbe(), built("dispatch_clocks"), tmp_path)
     with pytest.raises(RocmPerfError, match="--metric probed-path: a round has no probed-path value .*no HOST_PROBE_NS"):
         metric_value(r, "probed-path")
 
