@@ -200,19 +200,20 @@ def clock_paths(traces: list) -> tuple[dict[str, float], dict[str, str]]:
 def _clock_weights(trace, clock: str, divisor: str | None) -> tuple[np.ndarray | None, str]:
     """(each dispatch's weight, "") for a clock-weighted path: the clock's column, or its ratio to
     the divisor's in PROBE_UNIT_NS; (None, why) when some dispatch lacks either."""
+    columns: dict[str, np.ndarray] = {}
     for name in (clock,) if divisor is None else (clock, divisor):
-        column = trace.counters.get(name)
-        if column is None:
+        if name not in trace.counters:
             return None, f"no {name} in the profile"
-        usable = np.isfinite(column) & ((column > 0) if name == divisor else True)
+        column = columns[name] = np.asarray(trace.counters[name], dtype=np.float64)
+        usable = np.isfinite(column)
+        if name == divisor:  # a reading is a positive time; the runtime drops one taken beside another launch
+            usable &= column > 0
         if not usable.all():
-            # the runtime drops a probe taken beside another launch (dispatch_clocks.h)
             why = " (the speed probe is not kept beside another launch: streams overlap)" if name == divisor else ""
             return None, f"{int((~usable).sum())} dispatch(es) without {name}{why}"
-    column = np.asarray(trace.counters[clock], dtype=np.float64)
     if divisor is None:
-        return column, ""
-    return column / np.asarray(trace.counters[divisor], dtype=np.float64) * PROBE_UNIT_NS, ""
+        return columns[clock], ""
+    return columns[clock] / columns[divisor] * PROBE_UNIT_NS, ""
 
 
 def keep_baseline_profiles(key: str) -> bool:

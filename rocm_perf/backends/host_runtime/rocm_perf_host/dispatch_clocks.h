@@ -31,8 +31,9 @@
 // header registers for the `dispatch_cost` and `clocks` records (backends/host_trace.py).
 //
 // Environment: ROCM_PERF_HOST_PIN (1 = pin block workers; default 0), ROCM_PERF_HOST_PERF
-// (0 = no perf counters; default 1), ROCM_PERF_HOST_PROBE (0 = no speed probe; default 1). Clocks are read only when the trace log is written
-// (ROCM_PERF_HOST_LOG) and not at all in a -DROCM_PERF_NO_TRACE build.
+// (0 = no perf counters; default 1), ROCM_PERF_HOST_PROBE (0 = no speed probe; default 1).
+// Clocks are read only when the trace log is written (ROCM_PERF_HOST_LOG) and not at all in a
+// -DROCM_PERF_NO_TRACE build.
 #pragma once
 
 #include <errno.h>
