@@ -6,7 +6,9 @@ programs built with g++ against the runtime."""
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +108,32 @@ def test_a_probe_taken_beside_another_launch_is_dropped_and_the_probed_path_says
     r = one_round(HostBackend(), built("probe_overlap"), tmp_path)
     with pytest.raises(RocmPerfError, match="no probed-path value .1 dispatch.es. without HOST_PROBE_NS"):
         metric_value(r, "probed-path")
+
+
+PROBE_SYMBOL = "_ZN14rocm_perf_host16time_speed_probeEv"  # rocm_perf_host::time_speed_probe()
+
+
+def probe_code(executable: Path) -> tuple[int, list[tuple[int, str]]]:
+    """(address, [(offset, mnemonic), ...]) of the speed probe's one copy in a build (objdump)."""
+    listing = subprocess.run(["objdump", "-d", "--no-show-raw-insn", f"--disassemble={PROBE_SYMBOL}", str(executable)],
+                             capture_output=True, text=True, check=True).stdout
+    start = re.search(rf"^([0-9a-f]+) <{PROBE_SYMBOL}>:$", listing, re.M)
+    assert start, f"{executable.name}: no out-of-line {PROBE_SYMBOL} (inlined into the launchers?)"
+    address = int(start.group(1), 16)
+    code = [(int(m.group(1), 16) - address, m.group(2))
+            for m in re.finditer(r"^\s+([0-9a-f]+):\s+(\S+)", listing[start.end():], re.M)]
+    return address, code
+
+
+def test_the_speed_probe_is_the_same_machine_code_at_the_same_alignment_in_every_build(built):
+    # Inlined into each kernel's launcher, the probe's loop moved with the kernels' code: in two
+    # builds of transpose.cu (its original and an unrolled candidate) it read 35-45 % slower in the
+    # candidate's, which probed-path then took for a 32 % gain where CPU time saw 7 %.
+    builds = [built("dispatch_clocks"), built("probe_overlap")]
+    (a, code_a), (b, code_b) = (probe_code(e) for e in builds)
+    assert a != b, "the two programs should place their code differently, or this test shows nothing"
+    assert a % 64 == 0 and b % 64 == 0, (hex(a), hex(b))
+    assert len(code_a) > 20 and code_a == code_b  # every instruction at the same offset: the same code
 
 
 def test_without_the_probe_there_is_no_probed_path_and_the_metric_says_why(built, tmp_path):
