@@ -286,8 +286,8 @@ struct DispatchClockScope {
 // The same machine code at the same alignments in every build of every program: one copy, never
 // inlined, on a 64-byte boundary, over one page-aligned block per thread. Inlined, it was a copy in
 // each kernel's launcher, placed where the kernels' code left room, over thread-local arrays placed
-// among the program's own: in transpose.cu's original and an unrolled candidate it ran 35-45 %
-// slower in the candidate's build, and probed-path read a 7 % gain as 32 %.
+// among the program's own: in builds of transpose.cu's original and an unrolled candidate it ran
+// 35-56 % slower in the candidate's, and probed-path read a gain of 7-13 % (CPU time) as 32-40 %.
 struct alignas(4096) SpeedProbeArrays {
     static constexpr int kPoints = 4096;  // 2 x 16 KiB: in L1
     float out[kPoints];
