@@ -23,6 +23,7 @@ from rocm_perf.optimize.acceptance import (
     holm_adjusted,
     median_ratio_interval,
     noise_floor,
+    steadier_metric,
     run_sequential,
     sequential_decision,
     signed_rank_critical,
@@ -323,3 +324,18 @@ def test_a_confirmation_at_the_calibrated_level_passes_sooner():
         assert all(a.verdict == ACCEPT for a, b in zip(new, old) if b.verdict == ACCEPT)  # a lower bar only passes more
         assert sum(d.verdict == ACCEPT for d in new) >= 0.97 * len(runs)
         assert np.mean([d.rounds for d in new]) < 0.95 * np.mean([d.rounds for d in old]), gain
+
+
+def test_the_steadier_metric_replaces_the_default_only_when_clearly_steadier():
+    choices = ["cpu-path", "probed-path"]
+    # stencil1d on a two-speed VM core: 20 % against 9 %
+    assert steadier_metric({"cpu-path": 0.20, "probed-path": 0.09}, choices) == "probed-path"
+    # a steady integer kernel: the probe only adds its noise
+    assert steadier_metric({"cpu-path": 0.012, "probed-path": 0.15}, choices) == "cpu-path"
+    # a little steadier is not enough: 10 pairs cannot tell it from chance
+    assert steadier_metric({"cpu-path": 0.020, "probed-path": 0.016}, choices) == "cpu-path"
+    assert steadier_metric({"cpu-path": 0.020, "probed-path": 0.014}, choices) == "probed-path"
+    # an alternative the rounds did not record is never chosen; a missing default loses to any
+    assert steadier_metric({"cpu-path": 0.2}, choices) == "cpu-path"
+    assert steadier_metric({"probed-path": 0.2}, choices) == "probed-path"
+    assert steadier_metric({"cpu-path": 0.2, "probed-path": float("nan")}, choices) == "cpu-path"

@@ -626,3 +626,44 @@ def test_a_short_budget_with_slow_builds_still_measures_the_top_candidate(tmp_pa
     assert not_built and all(t.detail.startswith("not built") for t in not_built)
     assert backend.builds - 2 == len(trials) - len(not_built)  # the two baseline builds, then the built ones
     assert all(t.expected_value <= min(b.expected_value for b in trials if b.build_key) for t in not_built)
+
+
+class ClockedCopyBuild(CopyBuildDouble):
+    """The build double on a backend that records each dispatch's CPU time and speed probe, as the
+    host backend does (HostBackend.dispatch_clocks), so that --metric auto has alternatives."""
+
+    def dispatch_clocks(self):
+        return {"HOST_CPU_TIME_NS": "", "HOST_PROBE_NS": "", "HOST_INSTRUCTIONS": "refused", "HOST_CYCLES": "refused"}
+
+
+class ClockedRounds(InjectedRounds):
+    """InjectedRounds with the two clock paths: the core's speed (seeded per round) stretches the
+    CPU time by `core_cv`; the probe's path cancels it but carries `probe_cv` of its own."""
+
+    def __init__(self, core_cv: float, probe_cv: float):
+        super().__init__(cv=0.0)
+        self.core_cv, self.probe_cv = core_cv, probe_cv
+
+    def __call__(self, exe, round_dir, key):
+        r = super().__call__(exe, round_dir, key)
+        rng = random.Random(key)
+        core, probe = math.exp(rng.gauss(0, self.core_cv)), math.exp(rng.gauss(0, self.probe_cv))
+        r.outputs["metrics"] = {"cpu-path": r.cp_ns * core, "probed-path": r.cp_ns * probe}
+        return r
+
+
+@pytest.mark.parametrize("core_cv, probe_cv, chosen", [(0.20, 0.03, "probed-path"), (0.01, 0.15, "cpu-path")])
+def test_auto_decides_on_the_clock_path_its_aa_pairs_find_steadier(tmp_path, core_cv, probe_cv, chosen):
+    run_dir, loop = start(tmp_path, ClockedRounds(core_cv, probe_cv), backend=ClockedCopyBuild(), aa_rounds=10)
+    assert loop.opt.metric == "cpu-path"  # the default until the A/A pairs are in
+    loop.baseline()
+    loop.noise_floor()
+    ledger = open_ledger(run_dir)
+    recorded, floor = ledger.get("metric"), ledger.get("noise_floor")
+    assert loop.opt.metric == recorded["name"] == chosen
+    assert recorded["steadier_of"] == ["cpu-path", "probed-path"] and set(recorded["aa_spreads"]) == set(recorded["steadier_of"])
+    assert floor["spread"] == pytest.approx(recorded["aa_spreads"][chosen])
+    assert recorded["aa_spreads"][chosen] < 0.75 * recorded["aa_spreads"]["cpu-path"] or chosen == "cpu-path"
+    ledger.close()
+    # a resumed run decides on what the A/A pairs chose
+    assert resume(run_dir, ClockedRounds(core_cv, probe_cv), backend=ClockedCopyBuild(), aa_rounds=10).opt.metric == chosen

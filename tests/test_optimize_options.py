@@ -120,7 +120,7 @@ class PerfRefusedHost:
 def test_a_clock_metric_the_machine_refuses_is_a_one_line_error_before_any_run(tmp_path, monkeypatch, capsys):
     from rocm_perf.optimize.options import resolve_metric
 
-    assert resolve_metric("auto", PerfRefusedHost())[0] == "cpu-path"
+    assert resolve_metric("auto", PerfRefusedHost())[0] == "cpu-path"  # a host that reports no speed probe
     with pytest.raises(RocmPerfError, match="--metric cycles: not available with the host backend here: "
                                             "perf_event_open refused cycles: Permission denied .perf_event_paranoid 3."):
         resolve_metric("cycles", PerfRefusedHost())
@@ -143,6 +143,8 @@ def test_the_resolved_metric_is_recorded_once_and_a_resumed_run_keeps_it(tmp_pat
     assert settle_metric(ledger, o, HostBackend()) == "cpu-path"
     recorded = ledger.get("metric")
     assert recorded["name"] == "cpu-path" and "default" in recorded["how"]
+    # the A/A pairs may swap in the probed path: the alternatives are recorded for them
+    assert recorded["steadier_of"] == ["cpu-path", "probed-path"] and "steadiest of probed-path" in recorded["how"]
     # resumed where auto would mean another metric, it still decides as it began
     from rocm_perf.backends.rocm import RocmBackend
 

@@ -16,6 +16,7 @@ from rocm_perf.cli import main
 from rocm_perf.report.figure import new_figure, styled, svg_figure
 from rocm_perf.report.run_headline import headline
 from rocm_perf.report.html import highlight_diff, md_cell, md_code, md_fenced, render_html, render_markdown
+from rocm_perf.optimize.measure import METRIC_MEANING
 from rocm_perf.optimize.run_view import KernelTime, Resources, RoundPoint, RunView, TrialView, load_run
 from rocm_perf.sweep.view import SessionSpan, SweepRow, SweepView, WorkSpan
 
@@ -312,16 +313,17 @@ def test_real_run_report_loads_in_chromium_without_console_errors(real_run, tmp_
     text = md.read_text()
     assert f"## Run {real_run.name}".replace("_", "\\_") in text
     # Which metric decided (the host backend's default), with rounds in its units.
-    assert view.metric == "cpu-path" and view.metric_unit == "ns"
-    assert "decided on" in dom and "critical path in CPU time of the threads that ran each dispatch" in dom
-    assert "decided on: cpu-path" in text
+    # (auto: cpu-path, or probed-path where the run's A/A pairs found it clearly steadier)
+    assert view.metric in ("cpu-path", "probed-path") and view.metric_unit == "ns"
+    assert "decided on" in dom and METRIC_MEANING[view.metric] in dom
+    assert f"decided on: {view.metric}" in text
     from rocm_perf.optimize.ledger import open_ledger
 
     ledger = open_ledger(real_run)
     phase = "confirm" if ledger.rounds(int(trial.id), "confirm") else "screen"
     rows = [r for r in ledger.rounds(int(trial.id), phase) if r.role == "B" and r.ok]
     ledger.close()
-    assert trial.baseline_rounds == [r.outputs["metrics"]["cpu-path"] for r in rows] != [r.cp_ns for r in rows]
+    assert trial.baseline_rounds == [r.outputs["metrics"][view.metric] for r in rows] != [r.cp_ns for r in rows]
     for link in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
         assert (md.parent / link).is_file()
     # The loop's own report hook wrote the same page and the figures beside it.

@@ -269,8 +269,9 @@ def _host_clocks() -> list[Check]:
     area = "host timing"
     cpu = hc.thread_cpu_time_status()
     checks = [Check(area, "thread CPU time", not cpu,
-                    cpu or "CLOCK_THREAD_CPUTIME_ID per block worker: --metric cpu-path (the host backend's default); "
-                    "with a speed probe timed by it before each dispatch, probed-path (experimental)")]
+                    cpu or "CLOCK_THREAD_CPUTIME_ID per block worker, and a speed probe timed by it before each "
+                    "dispatch: --metric cpu-path (the host backend's default) and probed-path (which --metric auto "
+                    "takes where a run's A/A pairs find it clearly steadier)")]
     perf = hc.perf_counters_status()
     paranoid = hc.perf_event_paranoid()
     if not perf:

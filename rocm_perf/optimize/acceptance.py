@@ -402,6 +402,24 @@ def noise_floor(baseline, twin, *, confidence: float = 0.95, max_rounds: int = 1
     return NoiseFloor(interval, spread, resolution, max(offset, resolution))
 
 
+# How much steadier an alternative metric's A/A pairs must be to replace the default: a spread
+# from 10 pairs is itself uncertain by about a quarter, and the default stays unless clearly beaten.
+STEADIER_MARGIN = 0.75
+
+
+def steadier_metric(spreads: dict[str, float], choices: list[str], margin: float = STEADIER_MARGIN) -> str:
+    """The metric to decide on: choices[0] unless another's A/A spread is below `margin` times its
+    (the lowest such), so that a metric is swapped only on clear evidence. Metrics without a finite
+    spread (a round without that clock) are never chosen."""
+    default = choices[0]
+    best, best_spread = default, spreads.get(default, math.inf) * margin
+    for m in choices[1:]:
+        s = spreads.get(m, math.inf)
+        if math.isfinite(s) and s < best_spread:
+            best, best_spread = m, s
+    return best
+
+
 def _normal_quantile(p: float) -> float:
     """Inverse standard normal CDF (Acklam's rational approximation; |error| < 1.2e-9)."""
     a = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02, 1.383577518672690e02,

@@ -45,7 +45,7 @@ from rocm_perf.optimize.build_cache import build_key, code_identity, compiler_id
 from rocm_perf.optimize.combine import find_loop, loop_range, plan_carry, plan_combination, render_carry
 from rocm_perf.optimize.isa_loops import isa_delta, isa_identity, loop_mix
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Baseline, BuildRow, Ledger, RoundRow, Trial
-from rocm_perf.optimize.measure import RoundResult, RoundRunner, metric_value, outputs_differ
+from rocm_perf.optimize.measure import METRIC_MEANING, RoundResult, RoundRunner, metric_of, metric_value, outputs_differ
 from rocm_perf.optimize.options import OptimizeOptions, settle_metric
 from rocm_perf.optimize.heat import HeatRounds
 from rocm_perf.optimize.plan import Proposal, RankedKernel, evidence_factors, original_line_of, propose
@@ -436,7 +436,7 @@ class OptimizeLoop:
         self.ledger.forget_rounds(BASELINE_TRIAL, "aa")
         base = self.ledger.baselines()[0]
         twin = self.ledger.get("twin_executable")
-        b, c = [], []
+        rounds: dict[str, list[RoundResult]] = {"B": [], "C": []}
         pair_seconds = []
         for i in range(self.opt.aa_rounds):
             self._check_stop()
@@ -445,13 +445,18 @@ class OptimizeLoop:
                 r, secs = self._run_round(exe, BASELINE_TRIAL, "aa", i, role)
                 self._record_round(BASELINE_TRIAL, "aa", i, role, r)
                 self._require_baseline_ok(r, f"A/A round {i}")
-                (b if role == "B" else c).append(metric_value(r, self.opt.metric))
+                rounds[role].append(r)
                 secs_pair += secs
             pair_seconds.append(secs_pair)
             self.report.round(i + 1, "", secs)
+        metric_record = self._choose_metric(rounds["B"], rounds["C"])
+        b = [metric_value(r, self.opt.metric) for r in rounds["B"]]
+        c = [metric_value(r, self.opt.metric) for r in rounds["C"]]
         floor = acc.noise_floor(b, c, confidence=self.opt.confidence, max_rounds=self.opt.max_rounds)
         effective = acc.effective_min_gain(self.opt.min_gain, floor)
         with self.ledger.transaction():
+            if metric_record is not None:
+                self.ledger.set("metric", metric_record)
             self.ledger.set("noise_floor", floor.to_json())
             self.ledger.set("effective_min_gain", effective)
             # What one interleaved pair costs: the race turns the time budget into pairs with it.
@@ -459,6 +464,26 @@ class OptimizeLoop:
         if effective > self.opt.min_gain:
             self.report.message(f"A/A noise floor {floor.floor:.1%}: asking for at least {effective:.1%} instead of {self.opt.min_gain:.1%}")
         return RANK
+
+    def _choose_metric(self, base: list[RoundResult], twin: list[RoundResult]) -> dict | None:
+        """Under --metric auto with alternatives (options.auto_alternatives): the steadiest of them
+        over these A/A pairs becomes the run's metric (self.opt.metric), and the ledger's new
+        `metric` record is returned; None when the metric was settled before the run."""
+        record = self.ledger.get("metric") or {}
+        choices = record.get("steadier_of")
+        if not choices:
+            return None
+        spreads = {}
+        for m in choices:
+            b = [metric_of(r.cp_ns, r.outputs, m) for r in base]
+            c = [metric_of(r.cp_ns, r.outputs, m) for r in twin]
+            if all(v is not None and v > 0 for v in b + c):
+                spreads[m] = acc.paired_spread(b, c)
+        chosen = acc.steadier_metric(spreads, choices)
+        self.opt = replace(self.opt, metric=chosen)
+        said = ", ".join(f"{m} {s:.1%}" for m, s in spreads.items())
+        self.report.message(f"decision metric: {chosen} (A/A paired spread {said})")
+        return {**record, "name": chosen, "meaning": METRIC_MEANING[chosen], "aa_spreads": spreads}
 
     def _require_baseline_ok(self, r: RoundResult, where: str) -> None:
         if not r.ok:

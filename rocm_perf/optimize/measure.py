@@ -10,12 +10,12 @@ The decision metrics (`optimize --metric`), each the length of a path through th
 - median-path: the wall-clock critical path with each dispatch at its kernel's median duration;
 - cpu-path: the critical path with each dispatch weighted by the CPU time of the threads that ran
   its blocks (time spent descheduled by other processes does not count);
-- probed-path (experimental, never the default): the cpu-path with each dispatch's CPU time
-  divided by that of the speed probe timed just before it (dispatch_clocks.h), in units of a 1 ms
-  probe: a core that runs load-heavy code at two speeds, as some virtual machines do for seconds
-  at a time, slows the probe with the kernel and the ratio stays; but the probe's reading differed
-  between two builds of transpose.cu (a 14 % gain on cpu-path read as 40 %), so no decision rests
-  on it unasked;
+- probed-path: the cpu-path with each dispatch's CPU time divided by that of the speed probe timed
+  just before it (dispatch_clocks.h), in units of a 1 ms probe (what --metric auto takes on the host
+  backend where a run's A/A pairs find it clearly steadier): a core that runs load-heavy code at two
+  speeds, as some virtual machines do for seconds at a time, slows the probe with the kernel, and the
+  ratio stays. The probe is the same machine code at the same alignments in every build, so a
+  candidate cannot move its own yardstick (inlined, it read 35-56 % slower in one candidate's build);
 - instructions, cycles: the same with the dispatch's user-space instructions or cycles (host
   backend, where perf_event_open is allowed).
 

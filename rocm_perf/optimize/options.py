@@ -12,8 +12,8 @@ from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.measure import (METRIC_AUTO, METRIC_CLOCK, METRIC_CPU_PATH, METRIC_CRITICAL_PATH, METRIC_DIVISOR,
-                                        METRIC_MEANING, METRICS)
-from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS
+                                        METRIC_MEANING, METRIC_PROBED_PATH, METRICS)
+from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_PROBE_NS
 
 # Standard-output lines that carry timings, not results: left out of the output comparison.
 DEFAULT_TIMING_LINES = r"(?i)(\belapsed\b|\btime\b|\btimes\b|\btook\b|\bms\b|\bus\b|\bsec(onds)?\b|GB/s|GFLOP|\bbandwidth\b)"
@@ -140,12 +140,12 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metric", choices=[METRIC_AUTO, *METRICS], default=METRIC_AUTO,
                    help="decision value of a round, a path through the dispatch DAG: critical-path (wall clock), "
                    "median-path (each dispatch at its kernel's median duration), cpu-path (CPU time of the threads that "
-                   "ran each dispatch: other processes on the machine do not stretch it), probed-path (experimental: that "
-                   "CPU time divided by a speed probe's timed before each dispatch; steadier on a core whose speed changes "
-                   "for seconds at a time, but the probe's reading can differ between two builds, so it can call a "
-                   "candidate faster or slower than it is), instructions or cycles "
+                   "ran each dispatch: other processes on the machine do not stretch it), probed-path (that CPU time "
+                   "divided by a speed probe's timed before each dispatch: a core whose speed changes for seconds at a "
+                   "time, as on some virtual machines, does not move it), instructions or cycles "
                    "(user space, where perf_event_open is allowed); host backend only for the last four. "
-                   "Default auto: cpu-path on the host backend, critical-path on the rocm backend")
+                   "Default auto: cpu-path on the host backend, or probed-path where the run's A/A pairs find it "
+                   "clearly steadier; critical-path on the rocm backend")
     p.add_argument("--warmup", type=int, default=1, help="untimed runs of each program before its first timed round (default: 1)")
     p.add_argument("--aa-rounds", type=int, default=10, help="pairs of the A/A noise-floor measurement (default: 10)")
     p.add_argument("--arch", default="gfx90a", help="AMD target of the compile check (default: gfx90a)")
@@ -249,8 +249,9 @@ def resolve_metric(requested: str, backend) -> tuple[str, str]:
     """(the decision metric, how it was chosen) for `--metric requested` on `backend`.
 
     auto: cpu-path where the backend records each dispatch's CPU time (the host backend), else
-    critical-path (never probed-path: the probe's reading can differ between two builds, README).
-    A clock metric the backend or this machine cannot give is a RocmPerfError."""
+    critical-path; where it records the speed probe too, the A/A pairs may still swap cpu-path
+    for probed-path (auto_alternatives). A clock metric the backend or this machine cannot give is
+    a RocmPerfError."""
     clocks = backend.dispatch_clocks() if hasattr(backend, "dispatch_clocks") else {}
     name = getattr(backend, "name", "this")
     if requested == METRIC_AUTO:
@@ -268,12 +269,30 @@ def resolve_metric(requested: str, backend) -> tuple[str, str]:
     return requested, f"--metric {requested}"
 
 
+def auto_alternatives(requested: str, backend) -> list[str]:
+    """The metrics the A/A noise floor chooses among for `--metric requested` (the resolved one
+    first), or [] when the choice is made already: under auto on a backend that records both the
+    CPU time and the speed probe, [cpu-path, probed-path]. The probe cancels a core that changes
+    speed for seconds at a time, but on a steady core it only adds its own noise, so the A/A pairs
+    of each program decide (acceptance.steadier_metric)."""
+    clocks = backend.dispatch_clocks() if hasattr(backend, "dispatch_clocks") else {}
+    if requested == METRIC_AUTO and clocks.get(HOST_CPU_TIME_NS) == "" and clocks.get(HOST_PROBE_NS) == "":
+        return [METRIC_CPU_PATH, METRIC_PROBED_PATH]
+    return []
+
+
 def settle_metric(ledger, options: OptimizeOptions, backend) -> str:
     """The run's decision metric: the one its ledger recorded (a resumed run keeps deciding as it
-    began), else `options.metric` resolved for `backend` and recorded under `metric`."""
+    began), else `options.metric` resolved for `backend` and recorded under `metric`, with the
+    alternatives the A/A noise floor chooses among (`steadier_of`) where there are any."""
     recorded = ledger.get("metric")
     if recorded:
         return recorded["name"]
     metric, how = resolve_metric(options.metric, backend)
-    ledger.set("metric", {"name": metric, "how": how, "meaning": METRIC_MEANING[metric]})
+    record = {"name": metric, "how": how, "meaning": METRIC_MEANING[metric]}
+    alternatives = auto_alternatives(options.metric, backend)
+    if alternatives:
+        record["steadier_of"] = alternatives
+        record["how"] = how + f": {alternatives[0]}, or the steadiest of {', '.join(alternatives[1:])} over the A/A pairs"
+    ledger.set("metric", record)
     return metric
