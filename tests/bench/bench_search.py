@@ -77,9 +77,10 @@ def ledger_stats(run_dir: Path) -> dict:
     return {"speedup": (1 / fc["estimate"] - 1) if fc and fc.get("n") else 0.0, "accepted": statuses.count("accepted"),
             "trials": len(statuses), "measured": measured, "runs": runs, "reasons": reasons,
             "stop_reason": meta.get("stop_reason"), "run": str(run_dir), "final_executable": str(Path(run_dir) / final_exe),
-            # The noise the loop searched in: its A/A pairs' robust spread (about one pair's CV), and
-            # the metric it decided on.
-            "aa_spread": (meta.get("noise_floor") or {}).get("spread"), "decided_on": (meta.get("metric") or {}).get("name")}
+            # The noise the loop searched in: its A/A pairs' robust spread (about one pair's CV), the
+            # metric it decided on, and under --metric auto each alternative's A/A spread.
+            "aa_spread": (meta.get("noise_floor") or {}).get("spread"),
+            "decided_on": (meta.get("metric") or {}).get("name"), "aa_spreads": (meta.get("metric") or {}).get("aa_spreads")}
 
 
 # Runs the loop of a checkout given as argv[1] (imports from there): the `before` part's subprocess.
@@ -136,7 +137,9 @@ def run_exhaustive(source: Path, out: Path, args) -> dict:
                             timing_lines=opt.timing_lines)
     svc = Services(backend, runner, SourceTools.default(), None)
     loop = OptimizeLoop(run_dir, ledger, opt, svc)
-    metric = loop.opt.metric  # --metric auto resolved for the backend, as the loops resolve it
+    # --metric auto resolved for the backend as the loops resolve it before their A/A pairs (the host
+    # backend: cpu-path), kept whatever its two A/A pairs would choose: too few to choose on.
+    metric = loop.opt.metric
     t0 = time.time()
     loop.baseline()
     loop.noise_floor()
