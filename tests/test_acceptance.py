@@ -15,14 +15,19 @@ from rocm_perf.optimize.acceptance import (
     REASON_OUT_OF_REACH,
     REASON_SLOWER,
     REJECT,
+    RETAKE_FACTOR,
     SequentialPlan,
     calibrated_look_alpha,
+    clearly_steadier,
     confirmation_alpha,
     effective_min_gain,
+    floor_at_spread,
     hodges_lehmann_interval,
     holm_adjusted,
     median_ratio_interval,
     noise_floor,
+    paired_spread,
+    pooled_spread,
     steadier_metric,
     run_sequential,
     sequential_decision,
@@ -339,3 +344,47 @@ def test_the_steadier_metric_replaces_the_default_only_when_clearly_steadier():
     assert steadier_metric({"cpu-path": 0.2}, choices) == "cpu-path"
     assert steadier_metric({"probed-path": 0.2}, choices) == "probed-path"
     assert steadier_metric({"cpu-path": 0.2, "probed-path": float("nan")}, choices) == "cpu-path"
+
+
+def test_the_race_s_pooled_spread_ignores_what_each_candidate_gains():
+    """20 candidates of 5 pairs each, true ratios 0.80 to 1.18, 10 % paired spread: pooling their log
+    ratios around one centre would read the gains as noise; the within-candidate differences do not."""
+    rng = np.random.default_rng(11)
+    estimates, naive = [], []
+    for _ in range(200):
+        groups = []
+        for k in range(20):
+            drift = 100.0 * np.exp(rng.normal(0, 0.3, 5))  # the machine's speed, shared by a pair
+            groups.append((drift * np.exp(rng.normal(0, 0.1 / math.sqrt(2), 5)),
+                           drift * (0.80 + 0.02 * k) * np.exp(rng.normal(0, 0.1 / math.sqrt(2), 5))))
+        spread, used = pooled_spread(groups)
+        assert used == 100
+        estimates.append(spread)
+        naive.append(paired_spread(np.concatenate([g[0] for g in groups]), np.concatenate([g[1] for g in groups])))
+    assert np.mean(estimates) == pytest.approx(0.1, rel=0.05) and np.std(estimates) < 0.015
+    assert np.mean(naive) > 0.14
+    # a candidate's own constant gain does not move it at all
+    b, c = groups[0]
+    assert pooled_spread([(b, c * 0.7)] + groups[1:]) == (spread, 100)
+    # one pair is no spread; nothing at all is nan
+    assert math.isnan(pooled_spread([([1.0], [1.0])])[0]) and pooled_spread([])[1] == 0
+
+
+def test_a_floor_re_taken_at_another_spread_keeps_the_a_a_offset():
+    rng = np.random.default_rng(5)
+    p = pairs(rng, 20, 1.04, 0.005)  # a 4 % offset between the two builds
+    floor = noise_floor([x for x, _ in p], [y for _, y in p], max_rounds=100)
+    same = floor_at_spread(floor.interval, floor.spread, confidence=0.95, max_rounds=100)
+    assert same == floor
+    noisy = floor_at_spread(floor.interval, 0.30, confidence=0.95, max_rounds=100)
+    assert noisy.resolution == pytest.approx(math.expm1(1.959964 * 1.02 * 0.30 / 10), rel=1e-6) and noisy.floor == noisy.resolution
+    quiet = floor_at_spread(floor.interval, 0.001, confidence=0.95, max_rounds=100)
+    assert quiet.floor == pytest.approx(floor.interval.low - 1.0)  # the offset stands however steady the race
+
+
+def test_the_race_re_takes_the_floor_only_when_clearly_steadier():
+    assert RETAKE_FACTOR == 1.5
+    assert clearly_steadier(0.16, 0.094)  # runtime_trip: its A/A pairs and its race's first rung
+    assert not clearly_steadier(0.139, 0.119)  # stencil1d: within what 10 pairs can tell
+    assert not clearly_steadier(0.047, 0.157)  # a noisier race never counts (layernorm)
+    assert not clearly_steadier(0.16, float("nan")) and not clearly_steadier(0.0, 0.01) and not clearly_steadier(0.1, 0.0)

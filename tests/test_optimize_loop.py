@@ -22,6 +22,7 @@ import pytest
 
 from rocm_perf.backends.base import Backend, Program
 from rocm_perf.optimize import acceptance as acc
+from rocm_perf.optimize import racing
 from rocm_perf.optimize.command import create_run
 from rocm_perf.optimize.ledger import open_ledger
 from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools, Stopped
@@ -83,9 +84,10 @@ class InjectedRounds:
 
     def __init__(self, kill_at: int | None = None, cv: float = 0.01, wrong_output_if: str | None = None,
                  interaction: float = 0.0, kill_at_key: str | None = None, crash_if: tuple[str, int] | None = None,
-                 final_cv: float | None = None):
+                 final_cv: float | None = None, aa_cv: float | None = None):
         self.calls: list[str] = []
         self.final_cv = final_cv  # the final check's noise, when it differs (a noisy program's last minutes)
+        self.aa_cv = aa_cv  # the A/A pairs' noise, when it differs (a machine in a noisy mode then)
         self.crash_if = crash_if  # (text, pair index): a program holding the text crashes from that pair on
         self.kill_at = kill_at
         self.kill_at_key = kill_at_key
@@ -110,8 +112,9 @@ class InjectedRounds:
                 times = {k: v * (1 + self.interaction) for k, v in times.items()}
         seed = hashlib.sha256((key + hashlib.sha256(text.encode()).hexdigest()).encode()).hexdigest()
         rng = random.Random(int(seed[:16], 16))
-        final = key.split("-")[1] == "final" and self.final_cv is not None
-        noise = math.exp(rng.gauss(0.0, self.final_cv if final else self.cv))
+        phase = key.split("-")[1]
+        cv = {"final": self.final_cv, "aa": self.aa_cv}.get(phase)
+        noise = math.exp(rng.gauss(0.0, self.cv if cv is None else cv))
         times = {k: v * noise * 1e6 for k, v in times.items()}
         total = sum(times.values())
         digest = "wrong" if self.wrong_output_if and self.wrong_output_if in text else "right"
@@ -241,6 +244,64 @@ def test_the_final_check_runs_on_while_its_interval_holds_1_and_stops_once_it_do
         assert iv.low < 1.0 < iv.high
     assert outcome(noisy_dir) == outcome(run_dir)  # the search itself saw the same rounds
     assert "95 % interval over 18 pairs" in (noisy_dir / "report.md").read_text()
+
+
+def test_a_noisy_a_a_sets_a_high_bar_that_the_steadier_race_takes_down(tmp_path, uninterrupted, monkeypatch):
+    """The machine in a noisy mode during the A/A pairs only (16 %, the race's 1 %): the floor they set
+    would ask for about 7 %; the race's first rung re-takes it (its 20 pairs, at a spread below the
+    A/A's by more than RETAKE_FACTOR), the bar falls back to --min-gain, and the run decides as a
+    quiet one does. Without the re-take the same rounds lose the gains below 7 %."""
+    reference_dir, _ = uninterrupted
+    run_dir, loop = start(tmp_path / "retaken", InjectedRounds(aa_cv=0.16))
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    floor = ledger.get("noise_floor")
+    assert floor["floor"] > 0.05  # what the A/A pairs alone ask for
+    [retake] = ledger.get("noise_floor_retakes")
+    assert retake["rung"] == 5 and retake["pairs"] == 20 and retake["from_spread"] == pytest.approx(floor["spread"])
+    assert retake["spread"] < floor["spread"] / acc.RETAKE_FACTOR
+    assert retake["from_min_gain"] == pytest.approx(floor["floor"]) and retake["min_gain"] == ledger.get("effective_min_gain") == 0.02
+    assert outcome(run_dir) == outcome(reference_dir)
+    assert [d["plan"]["min_gain"] for t in ledger.trials() if (d := ledger.decision(t.id, "screen"))] == [0.02] * 4
+    assert "re-taken from the race's 20 pairs (4 candidates x 5" in (run_dir / "report.md").read_text()
+    ledger.close()
+
+    # killed after the re-take was recorded, before the rung's calls were: resumed, it judges the
+    # rung at the lowered bar and does not take the floor again
+    judge_rung = racing.judge_rung
+
+    def killed(*args, **kwargs):
+        raise SimulatedKill("between the re-take and the rung's calls")
+
+    monkeypatch.setattr(racing, "judge_rung", killed)
+    killed_dir, loop = start(tmp_path / "killed", InjectedRounds(aa_cv=0.16))
+    with pytest.raises(SimulatedKill):
+        loop.run()
+    loop.ledger.close()
+    assert len(open_ledger(killed_dir).get("noise_floor_retakes")) == 1
+    monkeypatch.setattr(racing, "judge_rung", judge_rung)
+    assert resume(killed_dir, InjectedRounds(aa_cv=0.16)).run() == DONE
+    assert outcome(killed_dir) == outcome(run_dir) and len(open_ledger(killed_dir).get("noise_floor_retakes")) == 1
+
+    monkeypatch.setattr(acc, "clearly_steadier", lambda in_force, observed: False)
+    kept_dir, loop = start(tmp_path / "kept", InjectedRounds(aa_cv=0.16))
+    assert loop.run() == DONE
+    kept = open_ledger(kept_dir)
+    assert not kept.get("noise_floor_retakes") and kept.get("effective_min_gain") > 0.05
+    # every candidate dropped at its first rung, the 7.2 % gain of xor x4 among them (runtime_trip's miss)
+    assert not kept.trials(status="accepted")
+    assert all(t.reason == "outraced" and t.detail.startswith("not plausibly 7.") for t in kept.trials())
+
+
+def test_the_race_never_raises_the_bar_the_a_a_set(tmp_path):
+    """The reverse: quiet A/A pairs (1 %), a noisier race (12 %). Its pairs' intervals carry their own
+    noise; the bar stays what the A/A set (a bar set too high would lose real gains unseen)."""
+    run_dir, loop = start(tmp_path, InjectedRounds(cv=0.12, aa_cv=0.01))
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    assert ledger.get("noise_floor")["spread"] < 0.03
+    assert not ledger.get("noise_floor_retakes") and ledger.get("effective_min_gain") == 0.02
+    assert "re-taken" not in (run_dir / "report.md").read_text()
 
 
 @pytest.mark.parametrize("kill_at", [9, 40, 70])  # the A/A, the race, the combination's confirmation

@@ -19,7 +19,8 @@ candidate / baseline; we work on log ratios so that a 5 % gain and a 5 % loss ar
   any number of confirmations (alpha spending), so the whole run falsely accepts with
   probability at most alpha, however many candidates were screened.
 - Noise floor: an A/A comparison (the baseline against a second build of itself). The gain that
-  the run asks for is never below what that comparison cannot tell from zero.
+  the run asks for is never below what that comparison cannot tell from zero. Its spread is
+  taken again from the race's pairs when they are clearly steadier (the machine left a noisy mode).
 """
 
 from __future__ import annotations
@@ -396,10 +397,53 @@ def noise_floor(baseline, twin, *, confidence: float = 0.95, max_rounds: int = 1
     """
     tail = (1.0 - confidence) / 2.0
     interval = median_ratio_interval(baseline, twin, tail_alpha=tail, method=method)
-    spread = paired_spread(baseline, twin)
-    resolution = math.expm1(log_half_width(spread, max_rounds, tail))
+    return floor_at_spread(interval, paired_spread(baseline, twin), confidence=confidence, max_rounds=max_rounds)
+
+
+def floor_at_spread(interval: RatioInterval, spread: float, *, confidence: float, max_rounds: int) -> NoiseFloor:
+    """The floor of an A/A `interval` (its offset) with the resolution `max_rounds` pairs reach at `spread`."""
+    resolution = math.expm1(log_half_width(spread, max_rounds, (1.0 - confidence) / 2.0))
     offset = max(0.0, interval.low - 1.0, 1.0 - interval.high)
     return NoiseFloor(interval, spread, resolution, max(offset, resolution))
+
+
+# The floor is taken again from the race's own pairs (pooled_spread) once they are steadier than
+# the spread in force by this factor. A 10-pair robust spread reads above 1.5 x the true spread in
+# about 5 % of steady runs (its median is 0.88 of it, sd 0.33: bench_metric_choice.py), and a first
+# rung of 20-50 pairs re-takes it in 6-10 % of them (which moves the bar only above 10 %); a machine
+# that left a noisy mode after the A/A reads below it (runtime_trip: A/A pairs 16 %, the race's
+# first rung 9.4 %, and the 3.2 % bar the A/A set dropped a real 5.6 % gain after 5 pairs).
+# Only ever lowered: a bar set too high loses real gains unseen, one set too low costs pairs
+# (bounded by the race's futility rule) and never a false accept, as an accept's own interval must
+# still clear it. The race's pairs are often noisier than the A/A's (a shared baseline run sits
+# further from its second candidate; drift over the round robin), and their intervals carry that.
+RETAKE_FACTOR = 1.5
+
+
+def clearly_steadier(in_force: float, observed: float, factor: float = RETAKE_FACTOR) -> bool:
+    """Whether the spread `observed` is below `in_force` / factor (both finite and positive)."""
+    if not (math.isfinite(in_force) and math.isfinite(observed) and in_force > 0 and observed > 0):
+        return False
+    return observed < in_force / factor
+
+
+def pooled_spread(groups) -> tuple[float, int]:
+    """The spread of one paired log ratio from several candidates' pairs, whatever each one's
+    true ratio: within each candidate, the median absolute difference of two of its log ratios
+    (which no common shift moves), over sqrt(2) x 0.6745, its value under normal noise of sd 1.
+    `groups`: (baseline, candidate) value lists; returns (spread, pairs used); nan, 0 without two
+    pairs in any group."""
+    diffs, pairs = [], 0
+    for baseline, candidate in groups:
+        x = log_ratios(baseline, candidate)
+        if len(x) < 2:
+            continue
+        i, j = np.triu_indices(len(x), 1)
+        diffs.append(np.abs(x[i] - x[j]))
+        pairs += len(x)
+    if not diffs:
+        return math.nan, 0
+    return float(np.median(np.concatenate(diffs)) / (math.sqrt(2.0) * 0.6744897501960817)), pairs
 
 
 # How much steadier an alternative metric's A/A pairs must be to replace the default: a robust

@@ -66,6 +66,7 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "metric": decision_metric(ledger),
         "noise_floor": ledger.get("noise_floor"),
         "effective_min_gain": ledger.get("effective_min_gain"),
+        "noise_floor_retakes": ledger.get("noise_floor_retakes") or [],  # from the race's pairs (loop._retake_floor)
         "top_kernels": ledger.get("top_kernels", []),
         "roofline": {"baseline": ledger.get("roofline"), "final": ledger.get("roofline_final"),
                      "skipped": ledger.get("roofline_skipped", [])},
@@ -100,6 +101,15 @@ def search_summary(ledger: Ledger, trials: list[Trial]) -> dict:
         "race_plan": race.get("plan"),
         "pair_seconds": ledger.get("pair_seconds"),
     }
+
+
+def retake_text(record: dict | None) -> str:
+    """A re-take of the noise floor (loop._retake_floor's ledger record) in words; '' for None."""
+    if not record:
+        return ""
+    return (f"re-taken from the race's {record['pairs']} pairs ({record['racers']} candidates x {record['rung']}; spread "
+            f"{record['spread'] * 100:.1f} % vs {record['from_spread'] * 100:.1f} %): min gain "
+            f"{record['from_min_gain'] * 100:.2f} % -> {record['min_gain'] * 100:.2f} %")
 
 
 def decision_metric(ledger: Ledger) -> dict:
@@ -205,7 +215,8 @@ def render_markdown(s: dict) -> str:
     nf = s.get("noise_floor")
     if nf:
         lines.append(f"- A/A noise floor ({name}): ratio {_interval_text(nf['interval'])}, floor {nf['floor'] * 100:.2f} %;"
-                     f" min gain used {float(s['effective_min_gain']) * 100:.2f} %")
+                     f" min gain used {float(s['effective_min_gain']) * 100:.2f} %"
+                     + (f"; floor {retake_text(s['noise_floor_retakes'][-1])}" if s.get("noise_floor_retakes") else ""))
     if s.get("final_check"):
         lines.append(f"- original vs final ({name}): ratio {_interval_text(s['final_check'])}, "
                      f"speedup {_speedup_text(s['final_check'])}, over {s['final_check'].get('n', 0)} interleaved pairs")
@@ -328,7 +339,8 @@ def terminal_summary(s: dict) -> str:
     out.append(f"  decided on {name}: the {(s.get('metric') or {}).get('meaning', name)}")
     nf = s.get("noise_floor")
     if nf:
-        out.append(f"  A/A noise floor {nf['floor'] * 100:.2f} %, min gain used {float(s['effective_min_gain']) * 100:.2f} %")
+        out.append(f"  A/A noise floor {nf['floor'] * 100:.2f} %, min gain used {float(s['effective_min_gain']) * 100:.2f} %"
+                   + (f" (floor {retake_text(s['noise_floor_retakes'][-1])})" if s.get("noise_floor_retakes") else ""))
     for t in s["accepted"]:
         conf = t["evidence"].get("confirm", {})
         what = f"{t['rule']} x{t['factor']}" if t["factor"] else t["rule"]  # a combination has no factor

@@ -1261,6 +1261,7 @@ class OptimizeLoop:
             self._start_race(generation, plan)
         while True:
             self._check_stop()
+            plan = self._race_plan()  # its bar falls when the race re-takes the noise floor (_retake_floor)
             rung = int(self.ledger.get("race")["rung"])
             target = racing.next_rung(plan, rung)
             racers = self._racers(generation, ("screening",))
@@ -1376,6 +1377,8 @@ class OptimizeLoop:
         for t in trials:
             b, c = self._pairs(t, "screen", n)
             racers.append(racing.Racer(t.id, t.loop_key, self._score(t), b, c))
+        if self._retake_floor(racers, n):
+            plan = self._race_plan()
         passed: dict[str, list[racing.Call]] = {}
         for t in self.ledger.trials(generation=generation):
             d = self.ledger.decision(t.id, "screen")
@@ -1404,6 +1407,35 @@ class OptimizeLoop:
             self.ledger.set("race", {"generation": generation, "rung": rung, "plan": plan.to_json()})
         for tid, verdict, reason, detail, evidence in said:
             self._announce_racer(by_id[tid], verdict, reason, detail, evidence)
+
+    def _retake_floor(self, racers: list[racing.Racer], n: int) -> bool:
+        """Take the noise floor again from the rung's pairs when they are clearly steadier than the
+        spread in force (acc.RETAKE_FACTOR: the machine left the noisy mode the A/A pairs fell in),
+        have more pairs than the A/A had, and set a lower bar: that bar then judges this rung and
+        everything after it. True when it did."""
+        floor = self.ledger.get("noise_floor")
+        if not floor:
+            return False
+        retakes = list(self.ledger.get("noise_floor_retakes") or [])
+        in_force = float(retakes[-1]["spread"] if retakes else floor["spread"])
+        spread, pairs = acc.pooled_spread([(r.baseline, r.candidate) for r in racers])
+        if pairs < 2 * self.opt.aa_rounds or not acc.clearly_steadier(in_force, spread):
+            return False
+        retaken = acc.floor_at_spread(acc.RatioInterval(**floor["interval"]), spread,
+                                      confidence=self.opt.confidence, max_rounds=self.opt.max_rounds)
+        bar = float(self.ledger.get("effective_min_gain", self.opt.min_gain))
+        lower = acc.effective_min_gain(self.opt.min_gain, retaken)
+        if lower >= bar:
+            return False
+        record = {"rung": n, "racers": len(racers), "pairs": pairs, "spread": spread, "from_spread": in_force,
+                  "floor": retaken.floor, "from_min_gain": bar, "min_gain": lower}
+        with self.ledger.transaction():
+            self.ledger.set("noise_floor_retakes", retakes + [record])
+            self.ledger.set("effective_min_gain", lower)
+        than = "the last rung's" if retakes else "the A/A's"
+        self.report.message(f"the race's {pairs} pairs are steadier than {than} (spread {spread:.1%} vs {in_force:.1%}): "
+                            f"asking for at least {lower:.1%} instead of {bar:.1%}")
+        return True
 
     # ---- 6. confirm and decide -------------------------------------------------------------
 

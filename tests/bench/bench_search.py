@@ -80,7 +80,9 @@ def ledger_stats(run_dir: Path) -> dict:
             # The noise the loop searched in: its A/A pairs' robust spread (about one pair's CV), the
             # metric it decided on, and under --metric auto each alternative's A/A spread.
             "aa_spread": (meta.get("noise_floor") or {}).get("spread"),
-            "decided_on": (meta.get("metric") or {}).get("name"), "aa_spreads": (meta.get("metric") or {}).get("aa_spreads")}
+            "decided_on": (meta.get("metric") or {}).get("name"), "aa_spreads": (meta.get("metric") or {}).get("aa_spreads"),
+            # The floor taken again from the race's pairs (loop._retake_floor): the bar it lowered, from what.
+            "retakes": meta.get("noise_floor_retakes") or []}
 
 
 # Runs the loop of a checkout given as argv[1] (imports from there): the `before` part's subprocess.
@@ -395,7 +397,8 @@ def spread_cell(loop: dict | None, h2h: dict | None) -> str:
     def pct(x) -> str:
         return "-" if x is None else f"{x:.1%}"
     decided = (loop or {}).get("decided_on")
-    return (f"{pct((loop or {}).get('aa_spread'))}" + (f" ({decided})" if decided else "")
+    retaken = "".join(f", race {r['spread']:.1%} at {r['rung']}" for r in (loop or {}).get("retakes") or [])
+    return (f"{pct((loop or {}).get('aa_spread'))}" + (f" ({decided}{retaken})" if decided else "")
             + f" / {pct(((h2h or {}).get('loop') or {}).get('spread'))}")
 
 
