@@ -109,7 +109,7 @@ def retake_text(record: dict | None) -> str:
         return ""
     return (f"re-taken from the race's {record['pairs']} pairs ({record['racers']} candidates x {record['rung']}; spread "
             f"{record['spread'] * 100:.1f} % vs {record['from_spread'] * 100:.1f} %): min gain "
-            f"{record['from_min_gain'] * 100:.2f} % -> {record['min_gain'] * 100:.2f} %")
+            f"{record['from_min_gain'] * 100:.2f} % lowered to {record['min_gain'] * 100:.2f} %")
 
 
 def decision_metric(ledger: Ledger) -> dict:
