@@ -111,7 +111,7 @@ PLAN_FACTOR = 4
 # Candidates a race runs against one baseline run (C1 B C2, then C2 B C1): 1.5 runs a pair instead of 2.
 # The baseline run sits between them: each candidate is next to it. (Ordered B C1 C2, the candidate two
 # runs away spread 11.3 % against its partner's 9.6 % over 590 pairs each of 15 bench_search races,
-# more in 11 of them: about 40 % more pairs for the same interval.)
+# more in 13 of them: about 40 % more pairs for the same interval.)
 SHARED_BASELINE = 2
 # The final check's pairs: --aa-rounds, then as many again while its interval still holds 1, up to
 # this many times --aa-rounds. Ten pairs on a program at 13 % spread (kernels/pipeline.cu) read
