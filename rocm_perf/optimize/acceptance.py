@@ -443,7 +443,7 @@ def pooled_spread(groups) -> tuple[float, int]:
         pairs += len(x)
     if not diffs:
         return math.nan, 0
-    return float(np.median(np.concatenate(diffs)) / (math.sqrt(2.0) * 0.6744897501960817)), pairs
+    return float(np.median(np.concatenate(diffs)) / (math.sqrt(2.0) * _normal_quantile(0.75))), pairs
 
 
 # How much steadier an alternative metric's A/A pairs must be to replace the default: a robust

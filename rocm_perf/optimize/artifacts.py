@@ -103,10 +103,11 @@ def search_summary(ledger: Ledger, trials: list[Trial]) -> dict:
     }
 
 
-def retake_text(record: dict | None) -> str:
-    """A re-take of the noise floor (loop._retake_floor's ledger record) in words; '' for None."""
-    if not record:
+def retake_text(retakes: list[dict] | None) -> str:
+    """The last re-take of the noise floor (loop._retake_floor's ledger records) in words; '' for none."""
+    if not retakes:
         return ""
+    record = retakes[-1]
     return (f"re-taken from the race's {record['pairs']} pairs ({record['racers']} candidates x {record['rung']}; spread "
             f"{record['spread'] * 100:.1f} % vs {record['from_spread'] * 100:.1f} %): min gain "
             f"{record['from_min_gain'] * 100:.2f} % lowered to {record['min_gain'] * 100:.2f} %")
@@ -216,7 +217,7 @@ def render_markdown(s: dict) -> str:
     if nf:
         lines.append(f"- A/A noise floor ({name}): ratio {_interval_text(nf['interval'])}, floor {nf['floor'] * 100:.2f} %;"
                      f" min gain used {float(s['effective_min_gain']) * 100:.2f} %"
-                     + (f"; floor {retake_text(s['noise_floor_retakes'][-1])}" if s.get("noise_floor_retakes") else ""))
+                     + (f"; floor {retake_text(s['noise_floor_retakes'])}" if s.get("noise_floor_retakes") else ""))
     if s.get("final_check"):
         lines.append(f"- original vs final ({name}): ratio {_interval_text(s['final_check'])}, "
                      f"speedup {_speedup_text(s['final_check'])}, over {s['final_check'].get('n', 0)} interleaved pairs")
@@ -340,7 +341,7 @@ def terminal_summary(s: dict) -> str:
     nf = s.get("noise_floor")
     if nf:
         out.append(f"  A/A noise floor {nf['floor'] * 100:.2f} %, min gain used {float(s['effective_min_gain']) * 100:.2f} %"
-                   + (f" (floor {retake_text(s['noise_floor_retakes'][-1])})" if s.get("noise_floor_retakes") else ""))
+                   + (f" (floor {retake_text(s['noise_floor_retakes'])})" if s.get("noise_floor_retakes") else ""))
     for t in s["accepted"]:
         conf = t["evidence"].get("confirm", {})
         what = f"{t['rule']} x{t['factor']}" if t["factor"] else t["rule"]  # a combination has no factor

@@ -161,7 +161,7 @@ class RunView:
     confidence: float | None = None  # --confidence: of the intervals shown
     effective_min_gain: float | None = None  # as used: raised to the A/A noise floor
     noise_floor: float | None = None  # the A/A noise floor (a fraction)
-    noise_retaken: dict | None = None  # the floor's last re-take from the race's pairs (loop._retake_floor)
+    noise_retake: str = ""  # the floor's last re-take from the race's pairs, in words (loop._retake_floor)
     noise_interval: tuple[float, float] | None = None  # the A/A ratio's interval (twin / baseline)
     stop_reason: str = ""
     elapsed_s: float | None = None
@@ -172,11 +172,6 @@ class RunView:
     baseline_profiles: list[Path] = field(default_factory=list)  # the reference round's profile databases
     before_after: dict | None = None  # original vs final per kernel (`rocm-perf compare`'s JSON), when kept
     search: str = ""  # how the candidates were searched (compile first, race), one line; "" before that search
-
-    @property
-    def noise_retake_text(self) -> str:
-        """What the floor's last re-take from the race's pairs did, in words ('' without one)."""
-        return retake_text(self.noise_retaken)
 
     @property
     def finished(self) -> bool:
@@ -528,8 +523,7 @@ def load_run(run_dir: Path) -> RunView:
             aa = nf.get("interval") or {}
             if aa.get("n"):
                 view.noise_interval = (float(aa["low"]), float(aa["high"]))
-        retakes = ledger.get("noise_floor_retakes") or []
-        view.noise_retaken = retakes[-1] if retakes else None
+        view.noise_retake = retake_text(ledger.get("noise_floor_retakes"))
         view.stop_reason = str(ledger.get("stop_reason") or "")
         view.elapsed_s = ledger.get("elapsed_s")
         if ledger.get("compile_check_error"):
