@@ -181,13 +181,18 @@ def test_noise_floor_rises_with_a_noisy_machine_and_falls_with_more_rounds():
 
 
 def test_plan_validation_and_looks():
-    assert SequentialPlan().looks() == [5, 10, 20, 40, 80, 100]  # doubling: six looks, the last one late
-    assert SequentialPlan(min_rounds=4, max_rounds=30).looks() == [4, 8, 16, 30]
+    assert SequentialPlan().looks() == [5, 10, 15, 20, 30, 40, 60, 80, 100]  # geometric: the last one late
+    assert SequentialPlan(min_rounds=4, max_rounds=30).looks() == [4, 8, 12, 16, 24, 30]
+    assert SequentialPlan(min_rounds=5, max_rounds=12).looks() == [5, 10, 12]
+    assert SequentialPlan(spacing="doubling").looks() == [5, 10, 20, 40, 80, 100]  # the race's rungs
+    assert SequentialPlan(min_rounds=4, max_rounds=30, spacing="doubling").looks() == [4, 8, 16, 30]
     assert SequentialPlan(min_rounds=5, max_rounds=12, step=5).looks() == [5, 10, 12]
     with pytest.raises(ValueError):
         SequentialPlan(min_gain=0.0)
     with pytest.raises(ValueError):
         SequentialPlan(min_rounds=10, max_rounds=5)
+    with pytest.raises(ValueError, match="spacing"):
+        SequentialPlan(spacing="linear")
 
 
 def accepted_with_confirmation(rng, ratio, cv, plan):
@@ -293,7 +298,7 @@ def test_the_interval_passes_the_bar_exactly_when_the_signed_rank_statistic_is_b
 
 
 def test_the_calibrated_look_level_keeps_alpha_on_an_independent_simulation_and_beats_bonferroni():
-    looks = (5, 10, 20, 40, 80, 100)
+    looks = (5, 10, 15, 20, 30, 40, 60, 80, 100)  # a confirmation's (SequentialPlan's default)
     rng = np.random.default_rng(2026)  # not the calibration's seed, nor its distribution
     laplace = lambda r, shape: r.laplace(0, 1, shape)  # noqa: E731
     draws = 40_000
@@ -309,7 +314,7 @@ def test_the_calibrated_look_level_keeps_alpha_on_an_independent_simulation_and_
         assert calibrated_rate <= alpha + margin, (alpha, calibrated_rate)
         assert bonferroni_rate < 0.75 * alpha < calibrated_rate, (alpha, bonferroni_rate, calibrated_rate)
     # The bootstrap's joint law is not distribution-free: it keeps Bonferroni; so do very long tests.
-    assert SequentialPlan(alpha=0.025, method="bootstrap").look_alpha == 0.025 / 6
+    assert SequentialPlan(alpha=0.025, method="bootstrap").look_alpha == 0.025 / 9
     assert calibrated_look_alpha(0.025, (5, 10, 1000)) == 0.025 / 3
     with pytest.raises(ValueError, match="boundary"):
         SequentialPlan(boundary="pocock")
@@ -329,6 +334,32 @@ def test_a_confirmation_at_the_calibrated_level_passes_sooner():
         assert all(a.verdict == ACCEPT for a, b in zip(new, old) if b.verdict == ACCEPT)  # a lower bar only passes more
         assert sum(d.verdict == ACCEPT for d in new) >= 0.97 * len(runs)
         assert np.mean([d.rounds for d in new]) < 0.95 * np.mean([d.rounds for d in old]), gain
+
+
+def test_a_look_midway_between_the_doublings_settles_a_confirmation_sooner_at_the_same_level():
+    # A confirmation looks at 5, 10, 15, 20, 30 ... (midpoint_looks), not only at the race's doubling
+    # rungs: pipeline's winner, confirmed in 40 pairs, had settled at 15. The same seeded pairs under
+    # both spacings, with the loop's confirmation rules at the run's first confirmation level: fewer
+    # pairs for a clear win, a gain near the bar and a null; passes within a few points (1,000
+    # sequences a cell: 1-16 % fewer pairs, 0-2.4 points fewer passes; these 150 seeds pass the 4 %
+    # gain 118 times against 125); no null passes.
+    from dataclasses import replace
+
+    from rocm_perf.optimize.loop import with_confirmation_rules
+
+    midpoint = with_confirmation_rules(SequentialPlan(alpha=confirmation_alpha(0.05, 1)))
+    doubling = replace(midpoint, spacing="doubling")
+    assert midpoint.look_alpha < doubling.look_alpha  # more looks, each at a stricter level
+    for ratio, spread in ((1.0, 0.09), (0.96, 0.06), (0.94, 0.09), (0.88, 0.14)):
+        cv = spread / math.sqrt(2)
+        runs = [pairs(np.random.default_rng(700 + s), 100, ratio, cv) for s in range(150)]
+        new = [run_sequential(p, midpoint) for p in runs]
+        old = [run_sequential(p, doubling) for p in runs]
+        passed_new, passed_old = (sum(d.verdict == ACCEPT for d in ds) for ds in (new, old))
+        assert np.mean([d.rounds for d in new]) < 0.95 * np.mean([d.rounds for d in old]), (ratio, spread)
+        assert passed_new >= passed_old - 0.07 * len(runs), (ratio, passed_new, passed_old)
+        if ratio == 1.0:
+            assert passed_new == passed_old == 0
 
 
 def test_the_steadier_metric_replaces_the_default_only_when_clearly_steadier():

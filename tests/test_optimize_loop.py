@@ -447,8 +447,8 @@ def test_the_loops_winners_are_confirmed_together_before_any_alone(three_loops):
     assert all(p.status == "carried" and f"trial {combo.id}" in p.detail for p in parts)
     assert [ledger.decision(t.id, "confirm")["confirmation"]["k"] for t in accepted] == [1]
     assert sum(1 for _ in ledger.decisions("confirm")) == 1
-    # A combination's test ends at 20 pairs (looks at 5, 10, 20): a close call goes to the parts alone.
-    assert ledger.decision(combo.id, "confirm")["plan"]["looks"] == [5, 10, 20]
+    # A combination's test ends at 20 pairs (looks at 5, 10, 15, 20): a close call goes to the parts alone.
+    assert ledger.decision(combo.id, "confirm")["plan"]["looks"] == [5, 10, 15, 20]
     assert (run_dir / "final.cu").read_text().count("#pragma unroll 1") == 6  # all three loops by hand
     # Every candidate was built before any was measured: the first screening round comes after the last build.
     states = [s for _, s, _ in ledger.transitions()]

@@ -41,8 +41,9 @@ class OptimizeOptions:
     min_gain: float = 0.02
     confidence: float = 0.95
     rounds: int = 5  # pairs before the first look
-    max_rounds: int = 100  # looks double from `rounds` (acceptance.doubling_looks): 5, 10, 20, 40, 80, 100
-    round_step: int = 0  # 0: doubling looks; n: a look every n pairs
+    max_rounds: int = 100  # the race's rungs double from `rounds` (5, 10, 20, 40, 80, 100); a confirmation looks
+    # between them too (acceptance.midpoint_looks: 5, 10, 15, 20, 30, 40, 60, 80, 100)
+    round_step: int = 0  # 0: those looks; n: a confirmation looks every n pairs
     aa_rounds: int = 10
     metric: str = METRIC_AUTO  # auto | critical-path | median-path | cpu-path | probed-path | instructions | cycles (measure.py)
     warmup: int = 1  # untimed runs of each program before its first timed round
@@ -134,9 +135,9 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--confidence", default="95%", help="confidence of an accept across the whole run (default: 95%%)")
     p.add_argument("--rounds", type=int, default=5, help="interleaved pairs before the first decision (default: 5)")
     p.add_argument("--max-rounds", type=int, default=100,
-                   help="pairs before a candidate is called inconclusive (default: 100; looks at --rounds, twice that, "
-                   "four times ..., and this: a clear win or a null settles at the early looks, a gain near --min-gain "
-                   "gets the pairs it needs)")
+                   help="pairs before a candidate is called inconclusive (default: 100; the race's rungs at --rounds, twice "
+                   "that, four times ..., and this; a confirmation also looks midway between them: a clear win or a "
+                   "null settles at the early looks, a gain near --min-gain gets the pairs it needs)")
     p.add_argument("--metric", choices=[METRIC_AUTO, *METRICS], default=METRIC_AUTO,
                    help="decision value of a round, a path through the dispatch DAG: critical-path (wall clock), "
                    "median-path (each dispatch at its kernel's median duration), cpu-path (CPU time of the threads that "
