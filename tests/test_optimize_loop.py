@@ -748,3 +748,59 @@ def test_auto_decides_on_the_clock_path_its_aa_pairs_find_steadier(tmp_path, cor
     ledger.close()
     # a resumed run decides on what the A/A pairs chose
     assert resume(run_dir, ClockedRounds(core_cv, probe_cv), backend=ClockedCopyBuild(), aa_rounds=10).opt.metric == chosen
+
+
+class MovedProbeRounds(InjectedRounds):
+    """InjectedRounds with the two clock paths, where every rewritten program slows the speed probe
+    that follows its kernels by `shift` (as matmul_tiled's `#pragma unroll 8` did on a real VM:
+    tests/data/measured/probe_shift_pairs.json). `real_gain`: the rewrites keep their CPU-time gains;
+    else every program spends the same CPU time, and only probed-path reads the rewrites faster."""
+
+    def __init__(self, shift: float, real_gain: bool, core_cv: float = 0.05, probe_cv: float = 0.02):
+        super().__init__(cv=0.0)
+        self.shift, self.real_gain, self.core_cv, self.probe_cv = shift, real_gain, core_cv, probe_cv
+
+    def __call__(self, exe, round_dir, key):
+        r = super().__call__(exe, round_dir, key)
+        rewritten = r.cp_ns < 99.9e6  # two_loops.cu's original takes 100 ms; its rewrites less
+        rng = random.Random(key + Path(exe).read_text())
+        core, probe_noise = math.exp(rng.gauss(0, self.core_cv)), math.exp(rng.gauss(0, self.probe_cv))
+        work = r.cp_ns if self.real_gain else 100e6
+        cpu = work * core
+        probe = core * probe_noise * (self.shift if rewritten else 1.0)
+        r.outputs["metrics"] = {"cpu-path": cpu, "probed-path": cpu / probe}
+        return r
+
+
+def test_a_candidate_that_only_moves_the_speed_probe_is_not_accepted_on_probed_path(tmp_path):
+    run_dir, loop = start(tmp_path, MovedProbeRounds(1.25, real_gain=False), backend=ClockedCopyBuild(),
+                          metric="probed-path")
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    trials = ledger.trials()
+    assert not [t for t in trials if t.status == "accepted"]
+    screened = [t for t in trials if t.evidence.get("screen", {}).get("decision", {}).get("verdict") == "accept"]
+    assert screened  # probed-path alone would have taken them: the race passed them on it
+    moved = [t for t in trials if t.reason == "moved the speed probe"]
+    assert moved
+    confirm = moved[0].evidence["confirm"]
+    assert confirm["probe_shift"]["low"] > 1.0 and confirm["critical_path"]["high"] < 0.98
+    assert confirm["plain"]["metric"] == "cpu-path" and confirm["plain"]["low"] < 0.98 < confirm["plain"]["high"]
+    assert "speed probe read x1.2" in moved[0].detail
+    ledger.close()
+
+
+def test_a_real_gain_that_also_moves_the_probe_is_accepted_once_cpu_path_passes_and_the_report_says_so(tmp_path):
+    run_dir, loop = start(tmp_path, MovedProbeRounds(1.25, real_gain=True), backend=ClockedCopyBuild(),
+                          metric="probed-path")
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    accepted = [t for t in ledger.trials() if t.status == "accepted"]
+    assert accepted
+    confirm = accepted[0].evidence["confirm"]
+    assert confirm["probe_shift"]["low"] > 1.0
+    assert confirm["plain"]["high"] < 0.98  # the accept held on cpu-path over the same pairs
+    assert "speed probe read x1.2" in confirm["detail"] and "cpu-path over the same pairs passes too" in confirm["detail"]
+    report = (run_dir / "report.md").read_text()
+    assert "speed probe, candidate's readings over the baseline's:" in report and "slower in its rounds" in report
+    ledger.close()

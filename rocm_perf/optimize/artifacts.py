@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.optimize.ledger import Ledger, Trial
+from rocm_perf.optimize.yardstick import shift_words
 
 
 def unified_diff(before: str, after: str, name: str) -> str:
@@ -238,6 +239,7 @@ def render_markdown(s: dict) -> str:
                   f"- {conf.get('metric', name)} ratio (fresh re-measure): {_interval_text(conf.get('critical_path'))},"
                   f" speedup {_speedup_text(conf.get('critical_path'))}, {conf.get('rounds')} rounds",
                   f"- kernel ratio (median dispatch, wall clock): {_interval_text(conf.get('kernel'))}",
+                  *_probe_shift_lines(conf),
                   f"- screening: {_interval_text(t['evidence'].get('screen', {}).get('critical_path'))}",
                   f"- confirmation: #{conf.get('confirmation', {}).get('k')} of the run, at level "
                   f"{conf.get('confirmation', {}).get('alpha', float('nan')):.4g} (alpha spent across the run)",
@@ -308,6 +310,18 @@ def _before_after_markdown(doc: dict | None) -> list[str]:
     total = doc["total"]
     lines.append(f"\nKernel time over those rounds: {total['a_ns'] / 1000:,.1f} us -> {total['b_ns'] / 1000:,.1f} us.")
     return lines
+
+
+def _probe_shift_lines(conf: dict) -> list[str]:
+    """Where a probe-divided metric decided: whether the candidate moved the probe (yardstick.py),
+    and the plain metric over the same pairs."""
+    shift, plain = conf.get("probe_shift"), conf.get("plain")
+    if not shift:
+        return []
+    line = f"- speed probe, candidate's readings over the baseline's: {_interval_text(shift)}, {shift_words(shift)}"
+    if plain:
+        line += f"; {plain['metric']} over the same pairs: ratio {_interval_text(plain)}, speedup {_speedup_text(plain)}"
+    return [line]
 
 
 def _roofline_lines(roofline: dict, top: list[dict]) -> list[str]:

@@ -45,12 +45,13 @@ from rocm_perf.optimize.build_cache import build_key, code_identity, compiler_id
 from rocm_perf.optimize.combine import find_loop, loop_range, plan_carry, plan_combination, render_carry
 from rocm_perf.optimize.isa_loops import isa_delta, isa_identity, loop_mix
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Baseline, BuildRow, Ledger, RoundRow, Trial
-from rocm_perf.optimize.measure import METRIC_MEANING, RoundResult, RoundRunner, metric_of, metric_value, outputs_differ
+from rocm_perf.optimize.measure import METRIC_MEANING, METRIC_UNDIVIDED, RoundResult, RoundRunner, metric_of, metric_value, outputs_differ
 from rocm_perf.optimize.options import OptimizeOptions, settle_metric
 from rocm_perf.optimize.heat import HeatRounds
 from rocm_perf.optimize.plan import Proposal, RankedKernel, evidence_factors, original_line_of, propose
 from rocm_perf.optimize.progress import Reporter
 from rocm_perf.optimize.search_prior import LOST_REASONS, open_prior
+from rocm_perf.optimize import yardstick
 
 BASELINE, NOISE, RANK, PROPOSE, BUILD, SCREEN, CONFIRM, COMBINE, FINAL_CHECK, FINISH, DONE = (
     "baseline", "noise-floor", "rank", "propose", "build", "screen", "confirm", "combine", "final-check", "finish", "done")
@@ -1144,17 +1145,28 @@ class OptimizeLoop:
             out[t.id] = (R_WRONG_OUTPUT, f"round {i}: {differ}", share) if differ else ("", "", share)
         return out
 
-    def _pairs(self, t: Trial, phase: str, n: int | None = None) -> tuple[list[float], list[float]]:
-        """The decision values of `t`'s complete pairs in `phase` (the first n); a pair with a failed
-        round (crash, timeout) ends them: it has no value, and it ended the trial."""
+    def _pairs(self, t: Trial, phase: str, n: int | None = None, metric: str | None = None) -> tuple[list[float], list[float]]:
+        """The decision values (or `metric`'s) of `t`'s complete pairs in `phase` (the first n); a
+        pair with a failed round (crash, timeout) ends them: it has no value, and it ended the trial."""
         rows = {(r.idx, r.role): r for r in self.ledger.rounds(t.id, phase)}
+        metric = metric or self.opt.metric
         b, c = [], []
         i = 0
         while (i, "B") in rows and (i, "C") in rows and (n is None or i < n) and rows[(i, "B")].ok and rows[(i, "C")].ok:
-            b.append(metric_value(_as_result(rows[(i, "B")]), self.opt.metric))
-            c.append(metric_value(_as_result(rows[(i, "C")]), self.opt.metric))
+            b.append(metric_value(_as_result(rows[(i, "B")]), metric))
+            c.append(metric_value(_as_result(rows[(i, "C")]), metric))
             i += 1
         return b, c
+
+    def _probe_shift(self, t: Trial, phase: str, n: int) -> tuple[acc.RatioInterval, list[float], list[float]] | None:
+        """On a probe-divided decision metric: the probe's shift over `t`'s first n pairs at
+        yardstick.SHIFT_TAIL and the plain metric's values of those pairs; None on any other metric."""
+        plain = METRIC_UNDIVIDED.get(self.opt.metric)
+        if plain is None or n < 2:
+            return None
+        b, c = self._pairs(t, phase, n)
+        pb, pc = self._pairs(t, phase, n, metric=plain)
+        return yardstick.probe_shift(pb, pc, b, c, yardstick.SHIFT_TAIL), pb, pc
 
     def _evidence(self, t: Trial, phase: str, n: int, tail: float) -> dict:
         """The intervals of `t`'s first n pairs in `phase`: decision metric, kernel, plain sum."""
@@ -1172,6 +1184,12 @@ class OptimizeLoop:
                                     "critical_path": acc.median_ratio_interval(b, c, tail_alpha=tail).to_json()}
         if len(kb) == len(b) and kb:
             evidence["kernel"] = acc.median_ratio_interval(kb, kc, tail_alpha=tail).to_json()
+        moved = self._probe_shift(t, phase, len(b))
+        if moved is not None:  # a probe-divided metric: did the candidate move the probe? (yardstick.py)
+            shift, pb, pc = moved
+            evidence["probe_shift"] = shift.to_json()
+            evidence["plain"] = {"metric": METRIC_UNDIVIDED[self.opt.metric],
+                                 **acc.median_ratio_interval(pb, pc, tail_alpha=tail).to_json()}
         evidence["sum"] = acc.median_ratio_interval([rows[(i, "B")].sum_ns for i in range(len(b))],
                                                     [rows[(i, "C")].sum_ns for i in range(len(b))], tail_alpha=tail).to_json()
         reference = self.ledger.get("reference_outputs") or {}
@@ -1196,6 +1214,10 @@ class OptimizeLoop:
                 return acc.REJECT, reason, {"rounds": i + 1, "detail": detail}
             b, c = self._pairs(t, phase)
             decision = acc.sequential_decision(b, c, plan)
+            moved = self._probe_shift(t, phase, len(b)) if decision.verdict == acc.ACCEPT else None
+            if moved is not None:
+                shift, pb, pc = moved
+                decision = yardstick.guard_accept(decision, shift, pb, pc, plan, METRIC_UNDIVIDED[self.opt.metric])
             est = ""
             if decision.interval is not None:
                 iv = decision.interval
@@ -1214,7 +1236,7 @@ class OptimizeLoop:
                 break
         evidence = {"decision": decision.to_json(), "plan": plan.to_json(),
                     **self._evidence(t, phase, decision.rounds or plan.max_rounds, plan.look_alpha)}
-        if decision.detail:
+        if decision.detail and decision.verdict != acc.CONTINUE:
             evidence["detail"] = decision.detail
         return decision.verdict, decision.reason, evidence
 

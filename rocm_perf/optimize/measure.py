@@ -74,6 +74,9 @@ METRICS = (METRIC_CRITICAL_PATH, METRIC_MEDIAN_PATH, METRIC_CPU_PATH, METRIC_PRO
 METRIC_CLOCK = {METRIC_CPU_PATH: HOST_CPU_TIME_NS, METRIC_PROBED_PATH: HOST_CPU_TIME_NS,
                 METRIC_INSTRUCTIONS: HOST_INSTRUCTIONS, METRIC_CYCLES: HOST_CYCLES}
 METRIC_DIVISOR = {METRIC_PROBED_PATH: HOST_PROBE_NS}
+# The same clock's path without the divisor: what an accept on a divided metric must also pass
+# where the candidate moved the divisor (yardstick.py).
+METRIC_UNDIVIDED = {METRIC_PROBED_PATH: METRIC_CPU_PATH}
 PROBE_UNIT_NS = 1e6  # a probed-path value: the CPU time the path would take where the probe takes 1 ms
 # For reports: what a round's value is under each metric.
 METRIC_MEANING = {

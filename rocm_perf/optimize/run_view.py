@@ -16,6 +16,7 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.artifacts import decision_metric, retake_text
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
 from rocm_perf.optimize.measure import metric_of
+from rocm_perf.optimize.yardstick import shift_words
 
 def speedup_interval(ratio_low: float | None, ratio_high: float | None) -> tuple[float, float] | None:
     """The speed-up interval [1/high, 1/low] of a ratio interval (candidate / baseline); 0 and inf
@@ -324,6 +325,11 @@ def _evidence_lines(t, phase: str) -> list[tuple[str, str]]:
                 digests = value.get("digests")
                 lines.append(("outputs", f"{value.get('rounds_checked')} timed rounds matched the baseline (exit status, "
                                          f"{digests} copy digest{'' if digests == 1 else 's'}, standard output)"))
+            elif key == "probe_shift" and isinstance(value, dict) and value.get("n"):
+                lines.append(("speed probe, candidate's readings over the baseline's",
+                              f"{_interval_words(value)}: {shift_words(value)} (optimize/yardstick.py)"))
+            elif key == "plain" and isinstance(value, dict) and value.get("n"):
+                lines.append((f"{value.get('metric')} ratio over the same pairs", _interval_words(value)))
             elif key == "confirmation" and isinstance(value, dict):
                 lines.append(("confirmation", f"#{value.get('k')} of the run, at level {float(value.get('alpha', 0)):.4g}"))
             elif isinstance(value, (str, int, float, bool)) and value != "":
