@@ -803,4 +803,9 @@ def test_a_real_gain_that_also_moves_the_probe_is_accepted_once_cpu_path_passes_
     assert "speed probe read x1.2" in confirm["detail"] and "cpu-path over the same pairs passes too" in confirm["detail"]
     report = (run_dir / "report.md").read_text()
     assert "speed probe, candidate's readings over the baseline's:" in report and "slower in its rounds" in report
+    # the run's headline number on probed-path comes with cpu-path over the same final-check pairs
+    summary = json.loads((run_dir / "summary.json").read_text())
+    plain, final = summary["final_check_plain"], summary["final_check"]
+    assert plain["metric"] == "cpu-path" and plain["n"] == final["n"] and plain["estimate"] > final["estimate"]
+    assert re.search(r"speed-up \(probed-path\) [0-9.]+x \[[^]]*\]; cpu-path over the same pairs [0-9.]+x", report)
     ledger.close()

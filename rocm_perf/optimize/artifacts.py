@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 from rocm_perf.atomic_file import write_atomic
-from rocm_perf.optimize.ledger import Ledger, Trial
-from rocm_perf.optimize.yardstick import shift_words
+from rocm_perf.optimize.ledger import BASELINE_TRIAL, Ledger, Trial
+from rocm_perf.optimize.yardstick import plain_pairs_interval, shift_words
 
 
 def unified_diff(before: str, after: str, name: str) -> str:
@@ -78,6 +78,8 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "stop_reason": ledger.get("stop_reason"),
         "elapsed_s": ledger.get("elapsed_s"),
         "final_check": ledger.get("final_check"),
+        # On probed-path: the final check's pairs on cpu-path (yardstick.py), {"metric", interval...}
+        "final_check_plain": _final_check_plain(ledger),
         "accepted": [{**_trial_json(t), "resource_deltas": resource_deltas(_resources_of(bases, t.generation), t.resources)}
                      for t in accepted],
         "rejected": [_trial_json(t) for t in trials if t.status == "rejected"],
@@ -87,6 +89,15 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "trials": len(trials),
         "search": search_summary(ledger, trials),
     }
+
+
+def _final_check_plain(ledger: Ledger) -> dict | None:
+    final_check = ledger.get("final_check")
+    if not final_check or not final_check.get("n"):
+        return None
+    plain = plain_pairs_interval(ledger.rounds(BASELINE_TRIAL, "final"), decision_metric(ledger)["name"],
+                                 final_check["tail_alpha"])
+    return None if plain is None else {"metric": plain[0], **plain[1].to_json()}
 
 
 def search_summary(ledger: Ledger, trials: list[Trial]) -> dict:
@@ -221,7 +232,8 @@ def render_markdown(s: dict) -> str:
                      + (f"; floor {retake_text(s['noise_floor_retakes'])}" if s.get("noise_floor_retakes") else ""))
     if s.get("final_check"):
         lines.append(f"- original vs final ({name}): ratio {_interval_text(s['final_check'])}, "
-                     f"speedup {_speedup_text(s['final_check'])}, over {s['final_check'].get('n', 0)} interleaved pairs")
+                     f"speedup {_speedup_text(s['final_check'])}, over {s['final_check'].get('n', 0)} interleaved pairs"
+                     + _plain_text(s.get("final_check_plain")))
     lines += _before_after_markdown(s.get("before_after"))
     lines += _roofline_lines(s.get("roofline") or {}, s.get("top_kernels", []))
     lines.append("")
@@ -312,6 +324,13 @@ def _before_after_markdown(doc: dict | None) -> list[str]:
     return lines
 
 
+def _plain_text(plain: dict | None) -> str:
+    """'; cpu-path over the same pairs: ...' where a probe-divided metric decided, else ''."""
+    if not plain:
+        return ""
+    return f"; {plain['metric']} over the same pairs: {_speedup_text(plain)} (ratio {_interval_text(plain)})"
+
+
 def _probe_shift_lines(conf: dict) -> list[str]:
     """Where a probe-divided metric decided: whether the candidate moved the probe (yardstick.py),
     and the plain metric over the same pairs."""
@@ -367,5 +386,6 @@ def terminal_summary(s: dict) -> str:
     if by_reason:
         out.append("  rejected: " + ", ".join(f"{n} {r}" for r, n in sorted(by_reason.items())))
     if s.get("final_check"):
-        out.append(f"  original -> final: {_speedup_text(s['final_check'])} {name} (ratio {_interval_text(s['final_check'])})")
+        out.append(f"  original -> final: {_speedup_text(s['final_check'])} {name} (ratio {_interval_text(s['final_check'])})"
+                   + _plain_text(s.get("final_check_plain")))
     return "\n".join(out)

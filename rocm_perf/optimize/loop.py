@@ -40,7 +40,7 @@ from typing import Any, Callable
 from rocm_perf.backends.base import Backend
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize import acceptance as acc
-from rocm_perf.optimize import racing
+from rocm_perf.optimize import racing, yardstick
 from rocm_perf.optimize.build_cache import build_key, code_identity, compiler_identity, location_flags
 from rocm_perf.optimize.combine import find_loop, loop_range, plan_carry, plan_combination, render_carry
 from rocm_perf.optimize.isa_loops import isa_delta, isa_identity, loop_mix
@@ -51,7 +51,6 @@ from rocm_perf.optimize.heat import HeatRounds
 from rocm_perf.optimize.plan import Proposal, RankedKernel, evidence_factors, original_line_of, propose
 from rocm_perf.optimize.progress import Reporter
 from rocm_perf.optimize.search_prior import LOST_REASONS, open_prior
-from rocm_perf.optimize import yardstick
 
 BASELINE, NOISE, RANK, PROPOSE, BUILD, SCREEN, CONFIRM, COMBINE, FINAL_CHECK, FINISH, DONE = (
     "baseline", "noise-floor", "rank", "propose", "build", "screen", "confirm", "combine", "final-check", "finish", "done")

@@ -16,7 +16,7 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.artifacts import decision_metric, retake_text
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
 from rocm_perf.optimize.measure import metric_of
-from rocm_perf.optimize.yardstick import shift_words
+from rocm_perf.optimize.yardstick import plain_pairs_interval, shift_words
 
 def speedup_interval(ratio_low: float | None, ratio_high: float | None) -> tuple[float, float] | None:
     """The speed-up interval [1/high, 1/low] of a ratio interval (candidate / baseline); 0 and inf
@@ -147,6 +147,9 @@ class RunView:
     ratio_low: float | None = None
     ratio_high: float | None = None
     final_rounds: int = 0  # pairs of the original-vs-final check (0: it has not run)
+    # On a probe-divided metric: the same final-check pairs on the plain metric, (metric, ratio,
+    # low, high), so that a probe the final program moved shows beside the headline (yardstick.py)
+    final_plain: tuple[str, float, float, float] | None = None
     trials: list[TrialView] = field(default_factory=list)
     accepted_diff: str = ""
     environment: dict[str, str] = field(default_factory=dict)
@@ -207,6 +210,15 @@ class RunView:
     @property
     def speedup_interval(self) -> tuple[float, float] | None:
         return speedup_interval(self.ratio_low, self.ratio_high)
+
+    @property
+    def plain_speedup(self) -> tuple[str, float, tuple[float, float] | None] | None:
+        """(metric, speed-up, its interval) of the final check's pairs on the plain metric, where the
+        decision metric divides by the speed probe; None elsewhere."""
+        if not self.final_plain:
+            return None
+        metric, ratio, low, high = self.final_plain
+        return metric, 1 / ratio, speedup_interval(low, high)
 
     @property
     def cpu_timings(self) -> bool:
@@ -319,8 +331,8 @@ def _evidence_lines(t, phase: str) -> list[tuple[str, str]]:
             if key in ("kernel", "sum") and isinstance(value, dict):
                 words = _interval_words(value)
                 if words:
-                    what = "kernel time ratio (median dispatch" if key == "kernel" else "sum of dispatch times ratio ("
-                    lines.append((f"{what}, wall clock)", words))
+                    what = "kernel time ratio (median dispatch, " if key == "kernel" else "sum of dispatch times ratio ("
+                    lines.append((f"{what}wall clock)", words))
             elif key == "outputs" and isinstance(value, dict):
                 digests = value.get("digests")
                 lines.append(("outputs", f"{value.get('rounds_checked')} timed rounds matched the baseline (exit status, "
@@ -482,6 +494,8 @@ def load_run(run_dir: Path) -> RunView:
         if final_check and final_check.get("n"):
             view.ratio, view.ratio_low, view.ratio_high = final_check["estimate"], final_check["low"], final_check["high"]
             view.final_rounds = int(final_check["n"])
+            plain = plain_pairs_interval(final_rounds, view.metric, final_check["tail_alpha"])
+            view.final_plain = (plain[0], plain[1].estimate, plain[1].low, plain[1].high) if plain else None
         elif len(ledger.baselines()) <= 1 and view.finished:
             view.final_ns, view.ratio = view.baseline_ns, 1.0  # nothing accepted: final is the original
         min_gain = ledger.get("effective_min_gain")

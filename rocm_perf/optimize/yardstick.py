@@ -12,13 +12,15 @@ A round's effective probe is its plain path over its divided path (the CPU-time-
 the probe readings along the path). Where the candidate's are significantly slower than the
 baseline's over the pairs of a look (the direction that flatters it), the accept must also hold
 on the plain metric (cpu-path) over the same pairs at the same look; otherwise the test goes on to
-its next look, and at its last one the candidate is rejected. The rule only ever withholds an
-accept, so the test's false-accept level stands.
+its next look, and the candidate is rejected at the last look or where the plain metric's test
+rejects. The rule only ever withholds an accept, so the test's false-accept level stands; it sees a
+shift only as far as the plain metric's noise over those pairs lets it (README, "Measurement").
 """
 
 from __future__ import annotations
 
 from rocm_perf.optimize import acceptance as acc
+from rocm_perf.optimize.measure import METRIC_UNDIVIDED, metric_of
 
 REASON_MOVED_PROBE = "moved the speed probe"
 # The tail of the shift's interval: a 95 % interval, lenient beside a confirmation's per-look level
@@ -62,6 +64,24 @@ def guard_accept(decision: acc.Decision, shift: acc.RatioInterval, plain_baselin
                             f"pass ({_interval_text(plain.interval)})")
     return acc.Decision(acc.CONTINUE, "", decision.interval, decision.rounds,
                         f"{moved}; waiting for {plain_metric} over the same pairs to pass as well")
+
+
+def plain_pairs_interval(rounds, metric: str, tail_alpha: float) -> tuple[str, acc.RatioInterval] | None:
+    """Recorded rounds (ledger RoundRows of one phase, roles B and C) on the plain metric of the
+    probe-divided `metric`: (plain metric, its ratio interval over the complete pairs); None on
+    any other metric or with fewer than 2 pairs. The final check's counterpart of the guard: a
+    headline on probed-path shows what the CPU time says over the same pairs."""
+    plain = METRIC_UNDIVIDED.get(metric)
+    if plain is None:
+        return None
+    by_pair: dict[int, dict[str, float | None]] = {}
+    for r in rounds:
+        if r.ok:
+            by_pair.setdefault(r.idx, {})[r.role] = metric_of(r.cp_ns, r.outputs, plain)
+    pairs = [(p["B"], p["C"]) for _, p in sorted(by_pair.items()) if p.get("B") and p.get("C")]
+    if len(pairs) < 2:
+        return None
+    return plain, acc.median_ratio_interval([b for b, _ in pairs], [c for _, c in pairs], tail_alpha=tail_alpha)
 
 
 def shift_words(shift: dict) -> str:

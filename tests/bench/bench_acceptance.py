@@ -36,35 +36,52 @@ from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize import racing  # noqa: E402
 from rocm_perf.optimize.loop import pair_order, with_confirmation_rules  # noqa: E402
-from rocm_perf.optimize.measure import METRICS, ProfiledRounds, metric_value  # noqa: E402
+from rocm_perf.optimize import yardstick  # noqa: E402
+from rocm_perf.optimize.measure import METRICS, METRIC_UNDIVIDED, ProfiledRounds, metric_value  # noqa: E402
 from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
 
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
 
 
-def measure_pair(runner, base_exe: Path, cand_exe: Path, i: int, work: Path, tag: str, metric: str) -> tuple[float, float]:
-    """Interleaved pair i: (baseline value, candidate value)."""
-    values = {}
+def measure_pair(runner, base_exe: Path, cand_exe: Path, i: int, work: Path, tag: str, metric: str,
+                 plain: list[tuple[float, float]] | None = None) -> tuple[float, float]:
+    """Interleaved pair i: (baseline value, candidate value); on a probe-divided metric the pair's
+    plain-metric values are appended to `plain` when given (the confirmation's guard, yardstick.py)."""
+    values, plain_values = {}, {}
     for role, exe in pair_order(i, str(base_exe), str(cand_exe)):
         r = runner(Path(exe), work / f"{tag}-{i}-{role}", f"{tag}-{i}-{role}")
         if not r.ok:
             raise SystemExit(f"{exe}: round failed ({r.failure})")
         values[role] = metric_value(r, metric)
+        if metric in METRIC_UNDIVIDED:
+            plain_values[role] = metric_value(r, METRIC_UNDIVIDED[metric])
+    if plain is not None and plain_values:
+        plain.append((plain_values["B"], plain_values["C"]))
     return values["B"], values["C"]
 
 
 def sequential(runner, base_exe: Path, cand_exe: Path, plan: acc.SequentialPlan, work: Path, tag: str, metric: str):
-    """One decision with fresh interleaved rounds; returns (decision, baseline values, candidate values)."""
+    """One decision with fresh interleaved rounds, with the loop's guard on a probe-divided metric
+    (an accept the candidate's shifted probe flatters must pass on the plain metric too); returns
+    (decision, baseline values, candidate values)."""
     b: list[float] = []
     c: list[float] = []
+    plain: list[tuple[float, float]] = []
+    d = acc.Decision(acc.CONTINUE, "", None, 0)
     for i in range(plan.max_rounds):
-        vb, vc = measure_pair(runner, base_exe, cand_exe, i, work, tag, metric)
+        vb, vc = measure_pair(runner, base_exe, cand_exe, i, work, tag, metric, plain)
         b.append(vb)
         c.append(vc)
         d = acc.sequential_decision(b, c, plan)
+        if d.verdict == acc.ACCEPT and plain:
+            pb, pc = [p[0] for p in plain], [p[1] for p in plain]
+            d = yardstick.guard_accept(d, yardstick.probe_shift(pb, pc, b, c, yardstick.SHIFT_TAIL), pb, pc, plan,
+                                       METRIC_UNDIVIDED[metric])
+            if d.reason == yardstick.REASON_MOVED_PROBE or "speed probe" in d.detail:
+                print(f"  guard: {d.verdict}: {d.detail}", file=sys.stderr, flush=True)
         if d.verdict != acc.CONTINUE:
             return d, b, c
-    return acc.sequential_decision(b, c, plan), b, c
+    return d, b, c
 
 
 def raced(runner, base_exe: Path, cand_exe: Path, plan: racing.RacePlan, work: Path, tag: str, metric: str):
