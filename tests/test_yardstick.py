@@ -49,12 +49,12 @@ def test_the_guard_refuses_the_real_flattered_accept_where_cpu_path_cannot_pass(
     assert decision.verdict == acc.ACCEPT  # probed-path alone accepts it at 40 pairs
     plain = acc.sequential_decision(pb[:n], pc[:n], CONFIRMATION)
     assert plain.verdict == acc.REJECT  # cpu-path's 2.5 % at this spread could not pass the 2 % bar by 100 pairs
-    guarded = yardstick.guard_accept(decision, shift_of("matmul_tiled", n), pb[:n], pc[:n], CONFIRMATION, "cpu-path")
+    guarded = yardstick.guard_accept(decision, CONFIRMATION, pb[:n], pc[:n], db[:n], dc[:n], "cpu-path")
     assert guarded.verdict == acc.REJECT and guarded.reason == yardstick.REASON_MOVED_PROBE
     assert "speed probe read x1.0" in guarded.detail and "cpu-path over the same pairs does not pass" in guarded.detail
     # Where cpu-path could still pass at a later look, the test goes on instead.
-    waiting = yardstick.guard_accept(decision, shift_of("matmul_tiled", n), pb[:n], pc[:n],
-                                     replace(CONFIRMATION, futility=False), "cpu-path")
+    waiting = yardstick.guard_accept(decision, replace(CONFIRMATION, futility=False), pb[:n], pc[:n], db[:n], dc[:n],
+                                     "cpu-path")
     assert waiting.verdict == acc.CONTINUE and "waiting for cpu-path" in waiting.detail
 
 
@@ -64,8 +64,7 @@ def test_an_unmoved_probe_leaves_every_decision_as_it_was():
         if n > len(db):
             break
         decision = acc.sequential_decision(db[:n], dc[:n], CONFIRMATION)
-        assert yardstick.guard_accept(decision, shift_of("transpose", n), pb[:n], pc[:n], CONFIRMATION,
-                                      "cpu-path") == decision
+        assert yardstick.guard_accept(decision, CONFIRMATION, pb[:n], pc[:n], db[:n], dc[:n], "cpu-path") == decision
 
 
 def seeded_pairs(rng: random.Random, n: int, gain: float, shift: float, core_cv=0.10, probe_cv=0.03):
@@ -86,9 +85,8 @@ def confirm(pairs, guarded: bool) -> str:
     pb, pc, db, dc = pairs
     for n in range(1, len(db) + 1):
         d = acc.sequential_decision(db[:n], dc[:n], CONFIRMATION)
-        if guarded and d.verdict == acc.ACCEPT:
-            shift = yardstick.probe_shift(pb[:n], pc[:n], db[:n], dc[:n], yardstick.SHIFT_TAIL)
-            d = yardstick.guard_accept(d, shift, pb[:n], pc[:n], CONFIRMATION, "cpu-path")
+        if guarded:
+            d = yardstick.guard_accept(d, CONFIRMATION, pb[:n], pc[:n], db[:n], dc[:n], "cpu-path")
         if d.verdict != acc.CONTINUE:
             return d.verdict
     return acc.INCONCLUSIVE

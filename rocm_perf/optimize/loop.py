@@ -1157,16 +1157,6 @@ class OptimizeLoop:
             i += 1
         return b, c
 
-    def _probe_shift(self, t: Trial, phase: str, n: int) -> tuple[acc.RatioInterval, list[float], list[float]] | None:
-        """On a probe-divided decision metric: the probe's shift over `t`'s first n pairs at
-        yardstick.SHIFT_TAIL and the plain metric's values of those pairs; None on any other metric."""
-        plain = METRIC_UNDIVIDED.get(self.opt.metric)
-        if plain is None or n < 2:
-            return None
-        b, c = self._pairs(t, phase, n)
-        pb, pc = self._pairs(t, phase, n, metric=plain)
-        return yardstick.probe_shift(pb, pc, b, c, yardstick.SHIFT_TAIL), pb, pc
-
     def _evidence(self, t: Trial, phase: str, n: int, tail: float) -> dict:
         """The intervals of `t`'s first n pairs in `phase`: decision metric, kernel, plain sum."""
         rows = {(r.idx, r.role): r for r in self.ledger.rounds(t.id, phase)}
@@ -1183,12 +1173,11 @@ class OptimizeLoop:
                                     "critical_path": acc.median_ratio_interval(b, c, tail_alpha=tail).to_json()}
         if len(kb) == len(b) and kb:
             evidence["kernel"] = acc.median_ratio_interval(kb, kc, tail_alpha=tail).to_json()
-        moved = self._probe_shift(t, phase, len(b))
-        if moved is not None:  # a probe-divided metric: did the candidate move the probe? (yardstick.py)
-            shift, pb, pc = moved
-            evidence["probe_shift"] = shift.to_json()
-            evidence["plain"] = {"metric": METRIC_UNDIVIDED[self.opt.metric],
-                                 **acc.median_ratio_interval(pb, pc, tail_alpha=tail).to_json()}
+        plain = METRIC_UNDIVIDED.get(self.opt.metric)
+        if plain and len(b) >= 2:  # a probe-divided metric: did the candidate move the probe? (yardstick.py)
+            pb, pc = self._pairs(t, phase, n, metric=plain)
+            evidence["probe_shift"] = yardstick.probe_shift(pb, pc, b, c, yardstick.SHIFT_TAIL).to_json()
+            evidence["plain"] = {"metric": plain, **acc.median_ratio_interval(pb, pc, tail_alpha=tail).to_json()}
         evidence["sum"] = acc.median_ratio_interval([rows[(i, "B")].sum_ns for i in range(len(b))],
                                                     [rows[(i, "C")].sum_ns for i in range(len(b))], tail_alpha=tail).to_json()
         reference = self.ledger.get("reference_outputs") or {}
@@ -1213,10 +1202,9 @@ class OptimizeLoop:
                 return acc.REJECT, reason, {"rounds": i + 1, "detail": detail}
             b, c = self._pairs(t, phase)
             decision = acc.sequential_decision(b, c, plan)
-            moved = self._probe_shift(t, phase, len(b)) if decision.verdict == acc.ACCEPT else None
-            if moved is not None:
-                shift, pb, pc = moved
-                decision = yardstick.guard_accept(decision, shift, pb, pc, plan, METRIC_UNDIVIDED[self.opt.metric])
+            plain = METRIC_UNDIVIDED.get(self.opt.metric)
+            if plain and decision.verdict == acc.ACCEPT:  # yardstick.py: not on a probe the candidate moved
+                decision = yardstick.guard_accept(decision, plan, *self._pairs(t, phase, metric=plain), b, c, plain)
             est = ""
             if decision.interval is not None:
                 iv = decision.interval
@@ -1235,7 +1223,7 @@ class OptimizeLoop:
                 break
         evidence = {"decision": decision.to_json(), "plan": plan.to_json(),
                     **self._evidence(t, phase, decision.rounds or plan.max_rounds, plan.look_alpha)}
-        if decision.detail and decision.verdict != acc.CONTINUE:
+        if decision.detail:
             evidence["detail"] = decision.detail
         return decision.verdict, decision.reason, evidence
 

@@ -44,12 +44,16 @@ def flatters(shift: acc.RatioInterval) -> bool:
     return shift.low > 1.0
 
 
-def guard_accept(decision: acc.Decision, shift: acc.RatioInterval, plain_baseline, plain_candidate,
-                 plan: acc.SequentialPlan, plain_metric: str) -> acc.Decision:
-    """`decision` (the divided metric's, at a look), or what is left of its accept when `shift`
-    flatters the candidate: the accept if the plain metric's test accepts too, else continue to the
-    next look, or reject (REASON_MOVED_PROBE) at the last look or where the plain test rejects."""
-    if decision.verdict != acc.ACCEPT or not flatters(shift):
+def guard_accept(decision: acc.Decision, plan: acc.SequentialPlan, plain_baseline, plain_candidate,
+                 divided_baseline, divided_candidate, plain_metric: str) -> acc.Decision:
+    """`decision` (the divided metric's test at a look over these pairs), or what is left of its
+    accept when the probe's shift (probe_shift at SHIFT_TAIL) flatters the candidate: the accept if
+    the plain metric's test accepts too, else continue to the next look, or reject
+    (REASON_MOVED_PROBE) at the last look or where the plain test rejects."""
+    if decision.verdict != acc.ACCEPT:
+        return decision
+    shift = probe_shift(plain_baseline, plain_candidate, divided_baseline, divided_candidate, SHIFT_TAIL)
+    if not flatters(shift):
         return decision
     plain = acc.sequential_decision(plain_baseline, plain_candidate, plan)
     moved = (f"the speed probe read x{shift.estimate:.3f} [{shift.low:.3f}, {shift.high:.3f}] slower in its rounds "

@@ -74,10 +74,9 @@ def sequential(runner, base_exe: Path, cand_exe: Path, plan: acc.SequentialPlan,
         c.append(vc)
         d = acc.sequential_decision(b, c, plan)
         if d.verdict == acc.ACCEPT and plain:
-            pb, pc = [p[0] for p in plain], [p[1] for p in plain]
-            d = yardstick.guard_accept(d, yardstick.probe_shift(pb, pc, b, c, yardstick.SHIFT_TAIL), pb, pc, plan,
+            d = yardstick.guard_accept(d, plan, [p[0] for p in plain], [p[1] for p in plain], b, c,
                                        METRIC_UNDIVIDED[metric])
-            if d.reason == yardstick.REASON_MOVED_PROBE or "speed probe" in d.detail:
+            if d.detail:  # the guard acted: the probe read slower in the candidate's rounds
                 print(f"  guard: {d.verdict}: {d.detail}", file=sys.stderr, flush=True)
         if d.verdict != acc.CONTINUE:
             return d, b, c
