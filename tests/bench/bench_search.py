@@ -67,6 +67,15 @@ def ledger_stats(run_dir: Path) -> dict:
     (runs,) = con.execute(
         "SELECT (SELECT COUNT(*) FROM rounds WHERE phase != 'final' AND json_extract(outputs, '$.baseline_run') IS NULL)"
         " + (SELECT COUNT(DISTINCT json_extract(outputs, '$.baseline_run')) FROM rounds WHERE phase != 'final')").fetchone()
+    # The same count by phase (reference, aa, screen, confirm, ...): where a run's search spent its
+    # runs, kept in the record so that a miss is explained from it. A shared baseline run is counted
+    # once, under the phase of its first copy.
+    by_phase = dict(con.execute(
+        "SELECT phase, COUNT(*) FROM (SELECT phase FROM rounds WHERE phase != 'final' AND "
+        "json_extract(outputs, '$.baseline_run') IS NULL UNION ALL SELECT MIN(phase) FROM rounds WHERE phase != 'final' "
+        "AND json_extract(outputs, '$.baseline_run') IS NOT NULL GROUP BY json_extract(outputs, '$.baseline_run')) "
+        "GROUP BY phase").fetchall())
+    (final_runs,) = con.execute("SELECT COUNT(*) FROM rounds WHERE phase = 'final'").fetchone()
     measured = con.execute("SELECT COUNT(DISTINCT trial_id) FROM rounds WHERE trial_id > 0 AND phase = 'screen'").fetchone()[0]
     reasons: dict[str, int] = {}
     for (r,) in con.execute("SELECT reason FROM trials WHERE status = 'rejected'"):
@@ -75,7 +84,8 @@ def ledger_stats(run_dir: Path) -> dict:
     con.close()
     fc = meta.get("final_check")
     return {"speedup": (1 / fc["estimate"] - 1) if fc and fc.get("n") else 0.0, "accepted": statuses.count("accepted"),
-            "trials": len(statuses), "measured": measured, "runs": runs, "reasons": reasons,
+            "trials": len(statuses), "measured": measured, "runs": runs, "runs_by_phase": by_phase,
+            "final_check_runs": final_runs, "reasons": reasons,
             "stop_reason": meta.get("stop_reason"), "run": str(run_dir), "final_executable": str(Path(run_dir) / final_exe),
             # The noise the loop searched in: its A/A pairs' robust spread (about one pair's CV), the
             # metric it decided on, and under --metric auto each alternative's A/A spread.
@@ -390,6 +400,21 @@ def print_table(results: Path) -> None:
           "spread: the robust spread of paired log ratios (1.4826 x MAD, about the CV of one pair's ratio) of the loop's "
           "A/A pairs (on the metric the loop decided on, named) and of the head to head's original against the loop's "
           "final program: the noise each measured in.)")
+    print_phases(rows)
+
+
+def print_phases(rows: dict[str, dict]) -> None:
+    """Where each loop's counted runs went, by phase, and the final check's runs (not counted)."""
+    with_phases = {p: r["loop"] for p, r in sorted(rows.items()) if (r.get("loop") or {}).get("runs_by_phase")}
+    if not with_phases:
+        return
+    phases = sorted({ph for lp in with_phases.values() for ph in lp["runs_by_phase"]},
+                    key=lambda ph: (["reference", "aa", "screen", "confirm", "combine"] + [ph]).index(ph))
+    print("\n| program | " + " | ".join(phases) + " | counted | final check (not counted) |")
+    print("|---|" + "---:|" * (len(phases) + 2))
+    for program, lp in with_phases.items():
+        print(f"| {program} | " + " | ".join(str(lp["runs_by_phase"].get(ph, 0)) for ph in phases)
+              + f" | {lp['runs']} | {lp.get('final_check_runs', '-')} |")
 
 
 def spread_cell(loop: dict | None, h2h: dict | None) -> str:
