@@ -341,6 +341,7 @@ def print_table(results: Path) -> None:
           "| after: speedup | % of exh. gain | measured / runs (% of exh.) | s "
           "| head to head: exh. best / loop's final (/ before's final) | spread: loop's A/A / head to head | goal met |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    goals: dict[str, str] = {}
     for program in sorted(rows):
         r = rows[program]
         ex = r.get("exhaustive")
@@ -387,7 +388,16 @@ def print_table(results: Path) -> None:
             cells.append("-")
         cells.append(spread_cell(r.get("loop"), h2h))
         cells.append(goal)
+        goals[program] = goal
         print("| " + " | ".join(cells) + " |")
+    judged = [p for p, g in goals.items() if g != "-"]
+    if judged:
+        met = [p for p in judged if goals[p].startswith("yes")]
+        loop_runs = sum(rows[p]["loop"]["runs"] for p in judged)
+        exh_runs = sum(rows[p]["exhaustive"]["runs"] for p in judged)
+        print(f"\nGoal met on {len(met)} of {len(judged)} programs"
+              + (f" (missed: {', '.join(p for p in judged if p not in met)})" if len(met) < len(judged) else "")
+              + f"; the loops spent {loop_runs:,} runs against exhaustive search's {exh_runs:,} ({loop_runs / exh_runs:.0%}).")
     print("\n(proven gain: the best single candidate re-measured on fresh --rounds pairs (counted in exhaustive "
           "search's runs), 0 unless its 95 % interval lies entirely below 1; in results without the re-measure, "
           "the best speedup among the candidates measured faster. The goal is judged against it: a best single "
