@@ -62,19 +62,16 @@ def ledger_stats(run_dir: Path) -> dict:
     con = sqlite3.connect(str(Path(run_dir) / "ledger.db"))
     meta = {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM meta")}
     statuses = [s for (s,) in con.execute("SELECT status FROM trials")]
-    # Program runs, not rows: a baseline run shared by the candidates of a race group is filed under
-    # each of them (loop._shared_pairs), every copy naming it in outputs.baseline_run.
-    (runs,) = con.execute(
-        "SELECT (SELECT COUNT(*) FROM rounds WHERE phase != 'final' AND json_extract(outputs, '$.baseline_run') IS NULL)"
-        " + (SELECT COUNT(DISTINCT json_extract(outputs, '$.baseline_run')) FROM rounds WHERE phase != 'final')").fetchone()
-    # The same count by phase (reference, aa, screen, confirm, ...): where a run's search spent its
-    # runs, kept in the record so that a miss is explained from it. A shared baseline run is counted
-    # once, under the phase of its first copy.
+    # Program runs, not rows, by phase (reference, aa, screen, confirm, ...; the final check's are not
+    # counted): a baseline run shared by the candidates of a race group is filed under each of them
+    # (loop._shared_pairs), every copy naming it in outputs.baseline_run, and counts once. Kept by
+    # phase so that a miss is explained from the record.
     by_phase = dict(con.execute(
         "SELECT phase, COUNT(*) FROM (SELECT phase FROM rounds WHERE phase != 'final' AND "
         "json_extract(outputs, '$.baseline_run') IS NULL UNION ALL SELECT MIN(phase) FROM rounds WHERE phase != 'final' "
         "AND json_extract(outputs, '$.baseline_run') IS NOT NULL GROUP BY json_extract(outputs, '$.baseline_run')) "
         "GROUP BY phase").fetchall())
+    runs = sum(by_phase.values())
     (final_runs,) = con.execute("SELECT COUNT(*) FROM rounds WHERE phase = 'final'").fetchone()
     measured = con.execute("SELECT COUNT(DISTINCT trial_id) FROM rounds WHERE trial_id > 0 AND phase = 'screen'").fetchone()[0]
     reasons: dict[str, int] = {}
@@ -418,8 +415,9 @@ def print_phases(rows: dict[str, dict]) -> None:
     with_phases = {p: r["loop"] for p, r in sorted(rows.items()) if (r.get("loop") or {}).get("runs_by_phase")}
     if not with_phases:
         return
+    order = ["reference", "aa", "screen", "confirm", "combine"]  # the loop's; any other phase after them
     phases = sorted({ph for lp in with_phases.values() for ph in lp["runs_by_phase"]},
-                    key=lambda ph: (["reference", "aa", "screen", "confirm", "combine"] + [ph]).index(ph))
+                    key=lambda ph: (order.index(ph) if ph in order else len(order), ph))
     print("\n| program | " + " | ".join(phases) + " | counted | final check (not counted) |")
     print("|---|" + "---:|" * (len(phases) + 2))
     for program, lp in with_phases.items():
