@@ -50,7 +50,7 @@ from rocm_perf.optimize.options import OptimizeOptions, settle_metric
 from rocm_perf.optimize.heat import HeatRounds
 from rocm_perf.optimize.plan import Proposal, RankedKernel, evidence_factors, original_line_of, propose
 from rocm_perf.optimize.progress import Reporter
-from rocm_perf.optimize.search_prior import LOST_REASONS, open_prior
+from rocm_perf.optimize.search_prior import LOST_REASONS, SUPERSEDED, open_prior
 
 BASELINE, NOISE, RANK, PROPOSE, BUILD, SCREEN, CONFIRM, COMBINE, FINAL_CHECK, FINISH, DONE = (
     "baseline", "noise-floor", "rank", "propose", "build", "screen", "confirm", "combine", "final-check", "finish", "done")
@@ -59,7 +59,7 @@ BASELINE, NOISE, RANK, PROPOSE, BUILD, SCREEN, CONFIRM, COMBINE, FINAL_CHECK, FI
 # slower / not significant / inconclusive / out of reach from acceptance.py, outraced and budget from racing.py.
 R_GUARD, R_COMPILE, R_RESOURCES, R_WRONG_OUTPUT, R_CRASH, R_TIMEOUT = (
     "guard", "compile", "resources", "wrong output", "crash", "timeout")
-R_SUPERSEDED = "superseded"
+R_SUPERSEDED = SUPERSEDED
 R_BUDGET = racing.BUDGET
 R_OUTRACED = racing.OUTRACED
 R_DUPLICATE = "duplicate"  # its built program is the baseline's or another candidate's: it could only measure noise
@@ -79,6 +79,14 @@ _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EP
 # The pairs the budget keeps for each confirmation: a screened winner's fresh re-measure usually settles
 # within this many (its interval was already below the bar); one that needs --max-rounds may run over.
 CONFIRMATION_PAIRS_RESERVED = 30
+# A confirmation may take this many times --max-rounds pairs (its looks go on: 120, 160, 200), while the
+# time budget lasts. A gain just over the bar needs them: at 2.4 % spread a 2.6 % gain against the 2 % bar
+# passes a confirmation in 100 pairs 54 % of the time, in 200 pairs 85 % (400 seeded re-measures), and
+# in the race's simulation of the 12-program pass's miss (matmul_tiled) the search found it in 50 % of
+# 300 searches instead of 37 %, for 1-3 % more pairs on the spaces with nothing to find (the futility
+# rule stops a hopeless re-measure long before). The race's rungs stay at --max-rounds: raising them
+# too cost 12-17 % more pairs on the noisy spaces with nothing to find (pipeline, transpose).
+CONFIRMATION_REACH = 2
 CONFIRMATION_FUTILITY_FROM = 20
 CONFIRMATION_DROP_ALPHA = 0.10  # the futility rule's lenient interval: 80 % (a screened winner earns more benefit of doubt)
 
@@ -102,6 +110,12 @@ def with_confirmation_rules(plan: acc.SequentialPlan) -> acc.SequentialPlan:
     of 90-100, and 2 % of the passes of the full test are lost; with a 50 % interval, as the
     race's, 8 %."""
     return replace(plan, futility=True, futility_from=CONFIRMATION_FUTILITY_FROM, drop_alpha=CONFIRMATION_DROP_ALPHA)
+
+
+def confirmation_test(min_gain: float, alpha: float, rounds: int, max_rounds: int, step: int = 0) -> acc.SequentialPlan:
+    """The loop's confirmation test for --min-gain, --rounds, --max-rounds (and --round-step), before
+    its alpha is split over the run's confirmations: looks up to CONFIRMATION_REACH x --max-rounds."""
+    return with_confirmation_rules(acc.SequentialPlan(min_gain, alpha, rounds, max_rounds * CONFIRMATION_REACH, step))
 
 
 OPEN_STATUSES = ("proposed", "built", "screening", "screened", "confirming")
@@ -176,8 +190,7 @@ class OptimizeLoop:
         self.elapsed_before = float(ledger.get("elapsed_s", 0.0))
         alpha = 1.0 - options.confidence
         self.alpha = alpha
-        self.base_plan = with_confirmation_rules(  # the confirmations' test
-            acc.SequentialPlan(options.min_gain, alpha, options.rounds, options.max_rounds, options.round_step))
+        self.base_plan = confirmation_test(options.min_gain, alpha, options.rounds, options.max_rounds, options.round_step)
         self._rules = None
         self._analyses: dict[tuple[str, str], Any] = {}
         self._baseline_analysis: dict | None = None  # the baseline's analysis.json, once read
@@ -1197,6 +1210,12 @@ class OptimizeLoop:
         decision = acc.Decision(acc.CONTINUE, "", None, 0)
         for i in range(plan.max_rounds):
             self._check_stop()
+            if i >= self.opt.max_rounds and self.elapsed() >= self.opt.time_budget_s:
+                # Past --max-rounds only while the budget lasts; ending a test early never accepts anything.
+                decision = acc.Decision(acc.INCONCLUSIVE, acc.REASON_INCONCLUSIVE, decision.interval, i,
+                                        f"--time-budget {self.opt.time_budget_s:.0f} s spent after {i} pairs, "
+                                        f"past --max-rounds {self.opt.max_rounds}")
+                break
             reason, detail, secs = self._pair(t, phase, i, base)
             if reason:
                 return acc.REJECT, reason, {"rounds": i + 1, "detail": detail}

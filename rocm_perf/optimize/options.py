@@ -42,7 +42,7 @@ class OptimizeOptions:
     confidence: float = 0.95
     rounds: int = 5  # pairs before the first look
     max_rounds: int = 100  # the race's rungs double from `rounds` (5, 10, 20, 40, 80, 100); a confirmation looks
-    # between them too (acceptance.midpoint_looks: 5, 10, 15, 20, 30, 40, 60, 80, 100)
+    # between them too, on to loop.CONFIRMATION_REACH times this (acceptance.midpoint_looks: 5, 10, 15, 20, 30, 40, 60, 80, 120, 160, 200)
     round_step: int = 0  # 0: those looks; n: a confirmation looks every n pairs
     aa_rounds: int = 10
     metric: str = METRIC_AUTO  # auto | critical-path | median-path | cpu-path | probed-path | instructions | cycles (measure.py)
@@ -136,8 +136,9 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, default=5, help="interleaved pairs before the first decision (default: 5)")
     p.add_argument("--max-rounds", type=int, default=100,
                    help="pairs before a candidate is called inconclusive (default: 100; the race's rungs at --rounds, twice "
-                   "that, four times ..., and this; a confirmation also looks midway between them: a clear win or a "
-                   "null settles at the early looks, a gain near --min-gain gets the pairs it needs)")
+                   "that, four times ..., and this; a confirmation also looks midway between them, and goes on to twice "
+                   "this while the time budget lasts: a clear win or a null settles at the early looks, a gain near "
+                   "--min-gain gets the pairs it needs)")
     p.add_argument("--metric", choices=[METRIC_AUTO, *METRICS], default=METRIC_AUTO,
                    help="decision value of a round, a path through the dispatch DAG: critical-path (wall clock), "
                    "median-path (each dispatch at its kernel's median duration), cpu-path (CPU time of the threads that "

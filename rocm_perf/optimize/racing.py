@@ -20,10 +20,14 @@ a time: all candidates still in the race are measured to the same pair count (`r
   call on a noisy program stops instead of running to the last rung inconclusive), or behind a
   rival for the same loop (its interval lies entirely above the rival's), or in the slower part of
   its loop's rivals still racing or passed (successive halving: the best `keep` share of them by
-  estimate, at least one, run the next rung; one slower than a rival that passed could only be
+  estimate, at least `min_keep` while none has passed, run the next rung; one slower than a rival that passed could only be
   confirmed after it, so it does not race on alone: pipeline, 20 pairs more to choose between
-  0.872 and 0.877 at 15 % spread). Rivals are the candidates of one loop: at most one of them can
-  be accepted;
+  0.872 and 0.877 at 15 % spread). Halving two racers would keep the one ahead by estimate after
+  a few pairs, a coin toss between close rivals: two race on until an interval separates them
+  (matmul_tiled: x2 at 0.974 and x4 at 0.981 on one loop; in the race's simulation of its space,
+  1,000 searches, it raised the share that accept x2 from 28 % to 35 %, for 0-15 % more pairs
+  on the other eleven programs' spaces). Rivals are the candidates of one loop: at most one of
+  them can be accepted;
 - passes screening as its loop's last racer: when a loop is down to one racer (its rivals
   outraced, or passed and slower by estimate), from `last_from` pairs it passes once its interval
   at the one-sided level `last_alpha` (not divided over the looks) lies below 1 - min_gain. The
@@ -68,6 +72,7 @@ class RacePlan:
     futility_from: int = 20  # pairs before the futility rule applies (fewer give no steady spread to go by)
     last_alpha: float = 0.05  # a loop's last racer passes screening at this one-sided level (90 % interval)
     last_from: int = 10  # ... from this many pairs
+    min_keep: int = 2  # halving keeps at least this many of a loop's racers while none of them has passed
 
     def __post_init__(self) -> None:
         if not 0 < self.min_gain < 1:
@@ -174,7 +179,7 @@ def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, li
         screened = [calls[r.id] for r in members if calls[r.id].verdict == acc.ACCEPT] + list((passed or {}).get(group, []))
         standing = sorted([calls[r.id] for r in members if calls[r.id].verdict == acc.CONTINUE] + screened,
                           key=lambda c: (c.interval.estimate, c.id))
-        keep = max(1, math.ceil(len(standing) * plan.keep))
+        keep = max(1 if screened else plan.min_keep, math.ceil(len(standing) * plan.keep))
         for c in standing[keep:]:
             if c.verdict == acc.CONTINUE:
                 passed_note = f", {len(screened)} passed screening" if screened else ""

@@ -28,8 +28,12 @@ CREATE TABLE IF NOT EXISTS outcomes (
     shape TEXT NOT NULL, won INTEGER NOT NULL, gain REAL NOT NULL, at REAL NOT NULL, PRIMARY KEY (run, trial));
 """
 SCHEMA = Schema("search prior", _TABLES)
-# Reasons that measured a candidate and found no gain (a guard, build or duplicate measured nothing).
-LOST_REASONS = (acc.REASON_SLOWER, acc.REASON_NOT_SIGNIFICANT, acc.REASON_INCONCLUSIVE, acc.REASON_OUT_OF_REACH, OUTRACED)
+# A candidate that passed screening but lost its loop to a rival accepted instead (loop.R_SUPERSEDED).
+SUPERSEDED = "superseded"
+# Reasons that measured a candidate and found no gain, or a smaller one than a rival for its loop (a
+# guard, build or duplicate measured nothing).
+LOST_REASONS = (acc.REASON_SLOWER, acc.REASON_NOT_SIGNIFICANT, acc.REASON_INCONCLUSIVE, acc.REASON_OUT_OF_REACH, OUTRACED,
+                SUPERSEDED)
 # How far the prior may move a candidate's expected value, each way.
 PRIOR_RANGE = (0.5, 2.0)
 

@@ -35,7 +35,7 @@ from busy_load import BUSY_KINDS, busy_processes, machine_load, steal_ticks  # n
 from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize import racing  # noqa: E402
-from rocm_perf.optimize.loop import pair_order, with_confirmation_rules  # noqa: E402
+from rocm_perf.optimize.loop import confirmation_test, pair_order  # noqa: E402
 from rocm_perf.optimize import yardstick  # noqa: E402
 from rocm_perf.optimize.measure import METRICS, METRIC_UNDIVIDED, ProfiledRounds, metric_value  # noqa: E402
 from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
@@ -127,9 +127,8 @@ def main() -> int:
     # The loop's rules: a lone candidate races alone (rungs of doubling pairs; it stops when it could
     # not pass by the last rung, 50 % lenient interval, and passes as its loop's last racer at a 90 %
     # interval from 10 pairs), and its confirmation stops likewise at 80 % (loop.py); both from 20 pairs.
-    sequential_plan = acc.SequentialPlan(min_gain=0.02, alpha=0.05, max_rounds=args.max_rounds, futility=True)
     screen = racing.RacePlan.doubling(0.02, 0.05, OptimizeOptions.rounds, args.max_rounds)
-    confirm = with_confirmation_rules(sequential_plan.with_alpha(acc.confirmation_alpha(0.05, 1)))
+    confirm = confirmation_test(0.02, 0.05, OptimizeOptions.rounds, args.max_rounds).with_alpha(acc.confirmation_alpha(0.05, 1))
     print(f"# acceptance benchmark on {backend.describe()}; plan: min_gain 2 %, screening as a race of one: rungs "
           f"{list(screen.rungs)}, alpha 0.05 (per rung {screen.look_alpha:.4f}), its loop's last racer passing at a "
           f"{1 - 2 * screen.last_alpha:.0%} interval from {screen.last_from} pairs; first confirmation alpha {confirm.alpha:.4f}, "

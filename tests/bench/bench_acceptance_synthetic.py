@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
-from rocm_perf.optimize.loop import with_confirmation_rules  # noqa: E402
+from rocm_perf.optimize.loop import confirmation_test  # noqa: E402
 
 
 def pairs(rng, n: int, ratio: float, spread: float):
@@ -36,7 +36,8 @@ def main() -> int:
     args = ap.parse_args()
     rng = np.random.default_rng(2026)
     screen = acc.SequentialPlan(futility=True)  # the loop's rules (bench_acceptance.py says which)
-    confirm = with_confirmation_rules(screen.with_alpha(acc.confirmation_alpha(screen.alpha, 1)))
+    confirm = confirmation_test(screen.min_gain, screen.alpha, screen.min_rounds, screen.max_rounds).with_alpha(
+        acc.confirmation_alpha(screen.alpha, 1))
     print(f"# synthetic pairs, {args.sequences} sequences per cell; min_gain 2 %, looks {screen.looks()}; "
           f"accepted = screening then a fresh confirmation at alpha {confirm.alpha}\n")
     print("| per-round spread s | true gain | passed screening | accepted | mean rounds (screening) | peers (mean of 3, > 2 %) |")
