@@ -234,7 +234,7 @@ def test_the_confirmations_futility_rule_stops_a_gain_below_the_bar_early_and_on
     # the rule: it may turn a pass into a stop, never a stop into a pass.
     from dataclasses import replace
 
-    from rocm_perf.optimize.loop import CONFIRMATION_FUTILITY_FROM, with_confirmation_rules
+    from rocm_perf.optimize.confirmation import CONFIRMATION_FUTILITY_FROM, with_confirmation_rules
 
     def confirm(bar, futility):
         return replace(with_confirmation_rules(SequentialPlan(bar, confirmation_alpha(0.05, 1))), futility=futility)
@@ -345,7 +345,7 @@ def test_a_look_midway_between_the_doublings_settles_a_confirmation_sooner_at_th
     # gain 118 times against 125); no null passes.
     from dataclasses import replace
 
-    from rocm_perf.optimize.loop import with_confirmation_rules
+    from rocm_perf.optimize.confirmation import with_confirmation_rules
 
     midpoint = with_confirmation_rules(SequentialPlan(alpha=confirmation_alpha(0.05, 1)))
     doubling = replace(midpoint, spacing="doubling")

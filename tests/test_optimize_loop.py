@@ -718,7 +718,7 @@ def test_a_close_call_confirms_past_max_rounds_while_the_budget_lasts(tmp_path, 
     --max-rounds (20) it stays inconclusive; the confirmation looks on to twice that and accepts at
     40. With the time budget spent on the way, it stops at the first pair past --max-rounds that
     finds it spent, inconclusive, and says why."""
-    from rocm_perf.optimize import loop as loop_module
+    from rocm_perf.optimize import confirmation
 
     def confirmations(run_dir):
         return [(d["verdict"], d["rounds"], d.get("detail", "")) for _, _, d in open_ledger(run_dir).decisions("confirm")]
@@ -727,7 +727,7 @@ def test_a_close_call_confirms_past_max_rounds_while_the_budget_lasts(tmp_path, 
     assert loop.run() == DONE
     assert confirmations(run_dir) == [(acc.ACCEPT, 40, "")]
     with monkeypatch.context() as m:  # the confirmation as it was: --max-rounds pairs at most
-        m.setattr(loop_module, "CONFIRMATION_REACH", 1)
+        m.setattr(confirmation, "CONFIRMATION_REACH", 1)
         run_dir, loop = start(tmp_path / "within", InjectedRounds(cv=0.005, confirm_cv=0.05), min_gain=0.05)
         assert loop.run() == DONE
     assert [c[:2] for c in confirmations(run_dir)] == [(acc.INCONCLUSIVE, 20)]

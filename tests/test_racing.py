@@ -148,9 +148,9 @@ def test_a_gain_just_over_the_bar_is_found_more_often_with_close_rivals_racing_o
     """A matmul_tiled-like space (the 12-program pass's miss): one loop with a 2.6 % gain, a 1.9 %
     rival and nulls, another loop of nulls, 2.4 % spread, the loop's rungs and confirmation test.
     Over 300 seeded searches, two close rivals racing on (min_keep) and confirmations that may look
-    on to 200 pairs (loop.confirmation_test) find the gain more often than halving to one and
+    on to 200 pairs (confirmation.confirmation_test) find the gain more often than halving to one and
     confirming within 100 (observed 87 and 127 of 300); never a null."""
-    from rocm_perf.optimize.loop import confirmation_test, with_confirmation_rules
+    from rocm_perf.optimize.confirmation import confirmation_test, with_confirmation_rules
 
     cands = candidates({"L1": [0.994, 1.005, 1.025, 1.0, 1.006, 1.002, 0.996],
                         "L2": [0.981, 0.992, 0.974, 1.015, 1.0, 1.001, 0.997]})

@@ -42,6 +42,7 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize import racing, yardstick
 from rocm_perf.optimize.build_cache import build_key, code_identity, compiler_identity, location_flags
+from rocm_perf.optimize.confirmation import CONFIRMATION_PAIRS_RESERVED, confirmation_test
 from rocm_perf.optimize.combine import find_loop, loop_range, plan_carry, plan_combination, render_carry
 from rocm_perf.optimize.isa_loops import isa_delta, isa_identity, loop_mix
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Baseline, BuildRow, Ledger, RoundRow, Trial
@@ -76,21 +77,6 @@ NOT_BUILT = "not_built"
 
 _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
-# The pairs the budget keeps for each confirmation: a screened winner's fresh re-measure usually settles
-# within this many (its interval was already below the bar); one that needs --max-rounds may run over.
-CONFIRMATION_PAIRS_RESERVED = 30
-# A confirmation may take this many times --max-rounds pairs (its looks go on: 120, 160, 200), while the
-# time budget lasts. A gain just over the bar needs them: at 2.4 % spread a 2.6 % gain against the 2 % bar
-# passes a confirmation in 100 pairs 54 % of the time, in 200 pairs 85 % (400 seeded re-measures), and
-# in the race's simulation of the 12-program pass's miss (matmul_tiled) the search found it in 50 % of
-# 300 searches instead of 37 %, for 1-3 % more pairs on the spaces with nothing to find (the futility
-# rule stops a hopeless re-measure long before). The race's rungs stay at --max-rounds: raising them
-# too cost 12-17 % more pairs on the noisy spaces with nothing to find (pipeline, transpose).
-CONFIRMATION_REACH = 2
-CONFIRMATION_FUTILITY_FROM = 20
-CONFIRMATION_DROP_ALPHA = 0.10  # the futility rule's lenient interval: 80 % (a screened winner earns more benefit of doubt)
-
-
 # A combination's confirmation ends here: one whose gain does not show by then is a close call,
 # which its loops' winners alone settle better (scan: a combination at 0.977 against a 0.98 bar took
 # 100 pairs to end inconclusive; its best part alone, 0.957, passed). Fewer looks, each at a larger share of alpha.
@@ -99,23 +85,6 @@ COMBINATION_MAX_PAIRS = 20
 # below its best part's screened ratios (their 50 % interval) stops `behind its best part` (scan:
 # 0.977 against 0.955 [0.953, 0.956]).
 BEHIND_FROM = 10
-
-
-def with_confirmation_rules(plan: acc.SequentialPlan) -> acc.SequentialPlan:
-    """`plan` as the loop's confirmations run it: their futility rule on (the benches use it too).
-
-    It stops a re-measure that could not pass by the last look (80 % lenient interval, from 20
-    pairs): in a seeded simulation of confirmations (ten cells of gain, bar and spread;
-    tests/test_acceptance.py checks three) a gain below the bar stops after about 30 pairs instead
-    of 90-100, and 2 % of the passes of the full test are lost; with a 50 % interval, as the
-    race's, 8 %."""
-    return replace(plan, futility=True, futility_from=CONFIRMATION_FUTILITY_FROM, drop_alpha=CONFIRMATION_DROP_ALPHA)
-
-
-def confirmation_test(min_gain: float, alpha: float, rounds: int, max_rounds: int, step: int = 0) -> acc.SequentialPlan:
-    """The loop's confirmation test for --min-gain, --rounds, --max-rounds (and --round-step), before
-    its alpha is split over the run's confirmations: looks up to CONFIRMATION_REACH x --max-rounds."""
-    return with_confirmation_rules(acc.SequentialPlan(min_gain, alpha, rounds, max_rounds * CONFIRMATION_REACH, step))
 
 
 OPEN_STATUSES = ("proposed", "built", "screening", "screened", "confirming")

@@ -42,7 +42,7 @@ class OptimizeOptions:
     confidence: float = 0.95
     rounds: int = 5  # pairs before the first look
     max_rounds: int = 100  # the race's rungs double from `rounds` (5, 10, 20, 40, 80, 100); a confirmation looks
-    # between them too, on to loop.CONFIRMATION_REACH times this (acceptance.midpoint_looks: 5, 10, 15, 20, 30, 40, 60, 80, 120, 160, 200)
+    # between them too, on to confirmation.CONFIRMATION_REACH times this (acceptance.midpoint_looks: 5, 10, 15, 20, 30, 40, 60, 80, 120, 160, 200)
     round_step: int = 0  # 0: those looks; n: a confirmation looks every n pairs
     aa_rounds: int = 10
     metric: str = METRIC_AUTO  # auto | critical-path | median-path | cpu-path | probed-path | instructions | cycles (measure.py)

@@ -35,7 +35,8 @@ from busy_load import BUSY_KINDS, busy_processes, machine_load, steal_ticks  # n
 from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize import racing  # noqa: E402
-from rocm_perf.optimize.loop import confirmation_test, pair_order  # noqa: E402
+from rocm_perf.optimize.confirmation import confirmation_test  # noqa: E402
+from rocm_perf.optimize.loop import pair_order  # noqa: E402
 from rocm_perf.optimize import yardstick  # noqa: E402
 from rocm_perf.optimize.measure import METRICS, METRIC_UNDIVIDED, ProfiledRounds, metric_value  # noqa: E402
 from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402

@@ -20,7 +20,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
-from rocm_perf.optimize.loop import confirmation_test  # noqa: E402
+from rocm_perf.optimize.confirmation import confirmation_test  # noqa: E402
 
 
 def pairs(rng, n: int, ratio: float, spread: float):
