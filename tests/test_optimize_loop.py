@@ -22,7 +22,7 @@ import pytest
 
 from rocm_perf.backends.base import Backend, Program
 from rocm_perf.optimize import acceptance as acc
-from rocm_perf.optimize import racing
+from rocm_perf.optimize import close_calls, racing
 from rocm_perf.optimize.command import create_run
 from rocm_perf.optimize.ledger import open_ledger
 from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools, Stopped
@@ -315,6 +315,30 @@ def test_a_noisy_a_a_sets_a_high_bar_that_the_steadier_race_takes_down(tmp_path,
     # every candidate dropped at its first rung, the 7.2 % gain of xor x4 among them (runtime_trip's miss)
     assert not kept.trials(status="accepted")
     assert all(t.reason == "outraced" and t.detail.startswith("not plausibly 7.") for t in kept.trials())
+
+
+def test_an_unproven_gain_is_named_as_a_close_call_with_the_pairs_a_decision_would_need(tmp_path, uninterrupted):
+    """row_xor_sum x2 is 3.6 % faster against a 3 % bar at 3 % noise a run: 20 pairs cannot show it,
+    so nothing is accepted, and the report says so, names it, and says how far to measure."""
+    run_dir, loop = start(tmp_path, InjectedRounds(cv=0.03), min_gain=0.03, factors=[2])
+    assert loop.run() == DONE
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["accepted"] == []
+    calls = {c["label"].split()[0]: c for c in summary["close_calls"]}
+    xor = calls["row_xor_sum"]
+    assert xor["reason"] in close_calls.UNPROVEN_REASONS and xor["estimate"] < xor["threshold"] == pytest.approx(0.97)
+    assert xor["pairs"] == 20 and xor["pairs_to_settle"] > 20
+    report = (run_dir / "report.md").read_text()
+    assert f"None: no candidate was proven faster ({len(calls)} close call" in report and "## Close calls" in report
+    row = next(line for line in report.splitlines() if line.startswith(f"| {xor['trial']} |") and "to settle" not in line
+               and "if its ratio holds" in line)
+    asked = int(re.search(r"--max-rounds (\d+)", row).group(1))
+    assert asked >= xor["pairs_to_settle"] and asked % 50 == 0
+
+    # A run whose loops both had a change accepted has nothing left unproven to name.
+    done, _ = uninterrupted
+    clean = json.loads((done / "summary.json").read_text())
+    assert clean["accepted"] and clean["close_calls"] == [] and "## Close calls" not in (done / "report.md").read_text()
 
 
 def test_the_race_never_raises_the_bar_the_a_a_set(tmp_path):

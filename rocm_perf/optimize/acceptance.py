@@ -524,6 +524,16 @@ def log_half_width(spread: float, n: int, tail_alpha: float) -> float:
     return _normal_quantile(1.0 - tail_alpha) * 1.02 * spread / math.sqrt(n)
 
 
+def pairs_to_clear(spread: float, estimate: float, threshold: float, tail_alpha: float) -> float:
+    """The pairs at which an interval at `tail_alpha` around `estimate` (log_half_width at this
+    spread) would lie below `threshold`: what a ratio that held at `estimate` needs to pass; inf
+    when the estimate is not below the threshold."""
+    gap = math.log(threshold) - math.log(estimate)
+    if not gap > 0 or not math.isfinite(spread):
+        return math.inf
+    return (_normal_quantile(1.0 - tail_alpha) * 1.02 * spread / gap) ** 2
+
+
 def paired_spread(baseline, candidate) -> float:
     """Robust spread (1.4826 x MAD) of the log ratios: about the CV of one paired ratio."""
     x = log_ratios(baseline, candidate)

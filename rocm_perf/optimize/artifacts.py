@@ -10,7 +10,11 @@ import shutil
 from pathlib import Path
 
 from rocm_perf.atomic_file import write_atomic
+from rocm_perf.optimize import acceptance as acc
+from rocm_perf.optimize.close_calls import close_call, settle_words
+from rocm_perf.optimize.confirmation import confirmation_test
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, Ledger, Trial
+from rocm_perf.optimize.measure import metric_of
 from rocm_perf.optimize.yardstick import plain_pairs_interval, shift_words
 
 
@@ -86,9 +90,56 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         # Screened rewrites accepted as part of a later trial (a combination, or a carry onto a newer baseline).
         "carried": [_trial_json(t) for t in trials if t.status == "carried"],
         "open": [_trial_json(t) for t in trials if t.status not in ("accepted", "rejected", "carried")],
+        # Unproven candidates that read faster than the bar, and the pairs a decision would need (close_calls.py).
+        "close_calls": close_calls_of(ledger, trials),
         "trials": len(trials),
         "search": search_summary(ledger, trials),
     }
+
+
+def close_calls_of(ledger: Ledger, trials: list[Trial]) -> list[dict]:
+    """The run's close calls (close_calls.py), best estimate first, each with what settling it would
+    take in words (`settle`): not of a loop that had a change accepted (its winner settled it),
+    judged against the min gain the run used, on its decision metric, at the level of the run's
+    first confirmation (per look)."""
+    options = ledger.get("options") or {}
+    if not options:
+        return []
+    threshold = 1.0 - float(ledger.get("effective_min_gain") or options.get("min_gain", 0.02))
+    alpha = 1.0 - float(options.get("confidence", 0.95))
+    tail = confirmation_test(float(options.get("min_gain", 0.02)), alpha, int(options.get("rounds", 5)),
+                             int(options.get("max_rounds", 100)), int(options.get("round_step", 0) or 0)
+                             ).with_alpha(acc.confirmation_alpha(alpha, 1)).look_alpha
+    metric = decision_metric(ledger)["name"]
+    pair_s, max_rounds = ledger.get("pair_seconds"), int(options.get("max_rounds", 100))
+    settled = {t.loop_key for t in trials if t.status in ("accepted", "carried")}
+    calls = []
+    for t in trials:
+        if t.loop_key in settled:
+            continue
+        phase = "confirm" if "critical_path" in (t.evidence.get("confirm") or {}) else "screen"
+        call = close_call(t.id, t.label, t.status, t.reason, t.detail, t.evidence, threshold,
+                          _decision_pairs(ledger.rounds(t.id, phase), metric), tail)
+        if call:
+            record = call.to_json()
+            calls.append({**record, "settle": settle_words(record, pair_s, max_rounds)})
+    return sorted(calls, key=lambda c: (c["estimate"], c["trial"]))
+
+
+def _decision_pairs(rounds, metric: str) -> tuple[list[float], list[float]]:
+    """The complete pairs of one trial's phase (ledger RoundRows) on `metric`, in pair order."""
+    by_pair: dict[int, dict[str, float | None]] = {}
+    for r in rounds:
+        if r.ok:
+            by_pair.setdefault(r.idx, {})[r.role] = metric_of(r.cp_ns, r.outputs, metric)
+    b, c = [], []
+    for i in range(len(by_pair)):
+        pair = by_pair.get(i, {})
+        if not pair.get("B") or not pair.get("C"):
+            break  # a failed round ends a trial's pairs (loop._pairs)
+        b.append(float(pair["B"]))
+        c.append(float(pair["C"]))
+    return b, c
 
 
 def _final_check_plain(ledger: Ledger) -> dict | None:
@@ -239,7 +290,9 @@ def render_markdown(s: dict) -> str:
     lines.append("")
     lines.append("## Accepted changes")
     if not s["accepted"]:
-        lines.append("\nNone: no candidate was proven faster.")
+        calls = len(s.get("close_calls") or [])
+        lines.append("\nNone: no candidate was proven faster"
+                     + (f" ({calls} close call{'s' if calls > 1 else ''} below)." if calls else "."))
     for t in s["accepted"]:
         conf = t["evidence"].get("confirm", {})
         where = f" in `{t['file']}`" if t.get("file") else ""
@@ -263,16 +316,47 @@ def render_markdown(s: dict) -> str:
                 "; ".join(f"{k}: " + ", ".join(f"{f} {v[0]} -> {v[1]}" for f, v in d.items()) for k, d in deltas.items())
                 or "unchanged"))
         lines += ["", "```diff", t["diff"].rstrip(), "```"]
+    lines += _close_calls_markdown(s)
     if s.get("carried"):
         lines += ["", "Carried (accepted as part of a later trial): " + ", ".join(
             f"trial {t['id']} ({t['rule']} x{t['factor']} on {t['loop']}, {t['detail']})" for t in s["carried"])]
     lines += ["", "## Rejected candidates", "", "| trial | kernel | loop | rule | factor | reason | detail |",
               "|---|---|---|---|---|---|---|"]
     for t in s["rejected"]:
-        detail = (t["detail"] or "").replace("|", "\\|").replace("\n", " ")[:160]
+        detail = _cell(t["detail"] or "", 300)
         lines.append(f"| {t['id']} | {t['kernel']} | {t['loop']} | {t['rule']} | {t['factor']} | {t['reason']} | {detail} |")
     lines += _search_markdown(s)
     return "\n".join(lines) + "\n"
+
+
+CLOSE_CALLS_SHOWN = 10  # in report.md, best estimate first (summary.json has them all; the terminal the first 3)
+
+
+def _cell(text: str, limit: int) -> str:
+    """`text` as one markdown table cell, cut at a word (never inside a number) past `limit` characters."""
+    text = " ".join(text.replace("|", "\\|").split())
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+def _close_calls_markdown(s: dict) -> list[str]:
+    calls = s.get("close_calls") or []
+    if not calls:
+        return []
+    lines = ["", "## Close calls", "",
+             f"Read faster than the bar ({calls[0]['threshold']:.3f}) but stopped unproven; none was accepted. "
+             "The pairs a decision would need assume its ratio holds (a race's best estimates tend to be "
+             "optimistic); where they are more than `--max-rounds`, a longer one (with a `--time-budget` to pay "
+             "for it) lets a run measure that far, and a lower `--min-gain` asks for less.", "",
+             "| trial | candidate | ratio (where) | pairs | stopped | to settle |", "|---|---|---|---:|---|---|"]
+    for c in calls[:CLOSE_CALLS_SHOWN]:
+        stopped = c["reason"] + (f": {c['detail']}" if c.get("detail") else "")
+        lines.append(f"| {c['trial']} | {_cell(c['label'], 120)} | {c['estimate']:.3f} [{c['low']:.3f}, {c['high']:.3f}] "
+                     f"({c['phase']}) | {c['pairs']} | {_cell(stopped, 160)} | {c['settle']} |")
+    if len(calls) > CLOSE_CALLS_SHOWN:
+        lines.append(f"\n({len(calls) - CLOSE_CALLS_SHOWN} more in summary.json, `close_calls`.)")
+    return lines
 
 
 def _search_markdown(s: dict) -> list[str]:
@@ -385,6 +469,8 @@ def terminal_summary(s: dict) -> str:
         by_reason[t["reason"]] = by_reason.get(t["reason"], 0) + 1
     if by_reason:
         out.append("  rejected: " + ", ".join(f"{n} {r}" for r, n in sorted(by_reason.items())))
+    for c in (s.get("close_calls") or [])[:3]:  # unproven, read faster than the bar (report.md: Close calls)
+        out.append(f"  ? #{c['trial']} {c['label']}: read {c['estimate']:.3f} after {c['pairs']} pairs, {c['reason']}; {c['settle']}")
     if s.get("final_check"):
         out.append(f"  original -> final: {_speedup_text(s['final_check'])} {name} (ratio {_interval_text(s['final_check'])})"
                    + _plain_text(s.get("final_check_plain")))

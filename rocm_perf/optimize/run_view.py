@@ -176,6 +176,7 @@ class RunView:
     baseline_profiles: list[Path] = field(default_factory=list)  # the reference round's profile databases
     before_after: dict | None = None  # original vs final per kernel (`rocm-perf compare`'s JSON), when kept
     search: str = ""  # how the candidates were searched (compile first, race), one line; "" before that search
+    close_calls: list[dict] = field(default_factory=list)  # unproven, read faster than the bar (optimize/close_calls.py)
 
     @property
     def finished(self) -> bool:
@@ -453,6 +454,15 @@ def _order_of(t) -> dict:
     return {"score": score, "factors": text}
 
 
+def _close_calls(ledger) -> list[dict]:
+    """The finished run's close calls (artifacts.close_calls_of); none while candidates are still open."""
+    from rocm_perf.optimize.artifacts import close_calls_of
+
+    if ledger.state not in ("finish", "done"):
+        return []
+    return close_calls_of(ledger, ledger.trials())
+
+
 def _search_note(ledger) -> str:
     """One line on how the candidates were searched (optimize/loop.py: compile first, race, carry)."""
     from rocm_perf.optimize.artifacts import search_summary
@@ -557,6 +567,7 @@ def load_run(run_dir: Path) -> RunView:
         view.baseline_profiles = _baseline_profiles(run_dir)
         view.before_after = _before_after(run_dir)
         view.search = _search_note(ledger)
+        view.close_calls = _close_calls(ledger)
         return view
     finally:
         ledger.close()

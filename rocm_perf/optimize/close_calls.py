@@ -1,0 +1,97 @@
+"""Close calls: candidates that read faster than the bar but were stopped unproven, and what
+settling one would take.
+
+A run that accepts nothing says "no candidate was proven faster", which is true and not enough:
+the user reviewing it also needs to know that a candidate read, say, 2.4 % faster against the
+2 % bar and was stopped because at its spread a few hundred pairs would be needed to tell
+(kernels/matmul_tiled.cu: `unroll_manual x2`, 0.976 after 20 pairs, a 2.6 % gain that exhaustive
+search's 20 pairs a candidate could not show to reach the bar either). The run never accepts such
+a candidate; the report names it, with the pairs a decision would need if its ratio held, so that
+the user can decide whether to spend them (`--max-rounds`, `--time-budget`) or lower the bar.
+
+Pure: the report (artifacts.py) passes each trial's recorded pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from rocm_perf.optimize import acceptance as acc
+from rocm_perf.optimize.racing import BUDGET, OUTRACED
+
+# Reasons that stop a candidate before its gain was shown or ruled out. Slower and not significant
+# are decided (their interval lies above the bar), and a guard, build, crash, wrong output or
+# duplicate measured nothing worth spending pairs on.
+UNPROVEN_REASONS = (acc.REASON_INCONCLUSIVE, acc.REASON_OUT_OF_REACH, OUTRACED, BUDGET)
+# Beyond this many pairs a decision is out of reach on this machine (at 2 s a pair, over an hour).
+MAX_PAIRS_TO_SETTLE = 1000
+# A candidate stopped before this many pairs is not named: its estimate is the best of a few noisy
+# readings (halving after the race's first rung of 5 pairs dropped pipeline's `#pragma unroll 1` at
+# 0.944, where that program's pairs spread 10 %). The race's last racer passes from here (racing.last_from).
+MIN_PAIRS = 10
+
+
+@dataclass(frozen=True)
+class CloseCall:
+    """One unproven candidate that read faster than the bar, on the pairs it was stopped after."""
+
+    trial: int
+    label: str
+    reason: str
+    detail: str  # why it was stopped (the trial's recorded detail)
+    phase: str  # "screen" or "confirm": the measurement it was stopped in
+    estimate: float  # its median ratio candidate / baseline there
+    low: float
+    high: float
+    pairs: int
+    spread: float  # the paired spread of those pairs
+    threshold: float  # 1 - the min gain the run used
+    pairs_to_settle: float  # pairs for an interval around `estimate` to clear the threshold
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def close_call(trial_id: int, label: str, status: str, reason: str, detail: str, evidence: dict, threshold: float,
+               pairs: tuple[list[float], list[float]], tail_alpha: float) -> CloseCall | None:
+    """The close call of one trial, or None: it must be rejected for an unproven reason with its
+    last measurement's estimate below `threshold`. `evidence`: the trial's recorded evidence by
+    phase; `pairs`: that phase's (baseline, candidate) decision values; `tail_alpha`: the level
+    the decision would be taken at (the run's first confirmation, per look)."""
+    if status != "rejected" or reason not in UNPROVEN_REASONS:
+        return None
+    phase = "confirm" if "critical_path" in (evidence.get("confirm") or {}) else "screen"
+    iv = (evidence.get(phase) or {}).get("critical_path")
+    if not iv or not iv.get("estimate") or float(iv["estimate"]) >= threshold:
+        return None
+    b, c = pairs
+    n = min(int(iv.get("n") or len(b)), len(b), len(c))
+    if n < MIN_PAIRS:
+        return None
+    spread = acc.paired_spread(b[:n], c[:n])
+    needed = acc.pairs_to_clear(max(spread, 1e-6), float(iv["estimate"]), threshold, tail_alpha)
+    return CloseCall(trial_id, label, reason, detail, phase, float(iv["estimate"]), float(iv["low"]), float(iv["high"]),
+                     n, spread, threshold, needed)
+
+
+def settle_words(call: dict, pair_seconds: float | None, max_rounds: int) -> str:
+    """What settling a close call (CloseCall.to_json) would take, in words for the report; the
+    `--max-rounds` that would let a run measure that far when the run's own (`max_rounds`) would not."""
+    needed, spread = float(call["pairs_to_settle"]), float(call["spread"])
+    at = f"at its spread {spread * 100:.1f} %"
+    if not needed <= MAX_PAIRS_TO_SETTLE:
+        return f"over {MAX_PAIRS_TO_SETTLE:,} pairs {at}: out of reach on this machine"
+    pairs = max(int(math.ceil(needed)), call["pairs"])
+    seconds = pairs * (pair_seconds or 0.0)
+    time = f" (about {_duration(seconds)} of measuring)" if seconds >= 1 else ""
+    further = f": run with --max-rounds {int(math.ceil(pairs / 50.0) * 50)}" if pairs > max_rounds else ""
+    return f"about {pairs:,} pairs {at}{time}, if its ratio holds{further}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,84 @@
+"""Close calls (optimize/close_calls.py): which unproven candidates the report names, and the
+pairs it says a decision would need. The loop's side (a run's summary and report) is in
+test_optimize_loop.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rocm_perf.optimize import acceptance as acc
+from rocm_perf.optimize.artifacts import _cell
+from rocm_perf.optimize.close_calls import MAX_PAIRS_TO_SETTLE, MIN_PAIRS, close_call, settle_words
+from rocm_perf.optimize.racing import OUTRACED
+
+THRESHOLD = 0.98  # the default 2 % bar
+TAIL = 0.0043  # about the first confirmation's per-look level with the default options
+
+
+def pairs(ratio: float, n: int, sd: float = 0.02, seed: int = 3) -> tuple[list[float], list[float]]:
+    rng = np.random.default_rng(seed)
+    b = 1e6 * np.exp(rng.normal(0.0, sd, n))
+    return list(b), list(b * ratio * np.exp(rng.normal(0.0, sd, n)))
+
+
+def evidence(b, c, phase: str = "screen") -> dict:
+    iv = acc.median_ratio_interval(b, c, tail_alpha=0.05 / 6)
+    return {phase: {"critical_path": iv.to_json(), "rounds": iv.n}}
+
+
+def call(status="rejected", reason=OUTRACED, ratio=0.975, n=20, phase="screen", **kw):
+    b, c = pairs(ratio, n, **kw)
+    return close_call(7, "k loop unroll_manual x2", status, reason, "stopped", evidence(b, c, phase), THRESHOLD, (b, c), TAIL)
+
+
+def test_an_unproven_candidate_that_read_faster_than_the_bar_is_a_close_call():
+    found = call()
+    assert found is not None and found.estimate < THRESHOLD and found.pairs == 20 and found.phase == "screen"
+    b, c = pairs(0.975, 20)
+    assert found.spread == pytest.approx(acc.paired_spread(b, c))
+    # A ratio that held at its estimate would clear the bar after pairs_to_settle pairs, not before.
+    n = found.pairs_to_settle
+    assert found.estimate * math.exp(acc.log_half_width(found.spread, math.ceil(n), TAIL)) < THRESHOLD
+    assert found.estimate * math.exp(acc.log_half_width(found.spread, math.floor(n) - 1, TAIL)) > THRESHOLD
+    # Stopped in its confirmation: that measurement is the one named.
+    assert call(reason=acc.REASON_OUT_OF_REACH, phase="confirm").phase == "confirm"
+
+
+@pytest.mark.parametrize("kw, why", [
+    (dict(status="accepted", reason=acc.REASON_GAIN), "accepted"),
+    (dict(reason=acc.REASON_SLOWER), "decided slower"),
+    (dict(reason="wrong output"), "broken: no pairs worth spending"),
+    (dict(reason="superseded"), "its loop has its winner"),
+    (dict(ratio=1.01), "read slower than the bar"),
+    (dict(n=MIN_PAIRS - 1), "too few pairs: the best of a few noisy readings"),
+])
+def test_what_is_not_a_close_call(kw, why):
+    assert call(**kw) is None, why
+
+
+def test_pairs_to_clear_is_infinite_at_or_above_the_bar():
+    assert acc.pairs_to_clear(0.02, THRESHOLD, THRESHOLD, TAIL) == math.inf
+    assert acc.pairs_to_clear(0.02, 0.99, THRESHOLD, TAIL) == math.inf
+    assert acc.pairs_to_clear(0.02, 0.95, THRESHOLD, TAIL) < acc.pairs_to_clear(0.04, 0.95, THRESHOLD, TAIL)
+
+
+def test_settle_words_name_a_longer_max_rounds_only_when_the_run_s_own_would_not_reach():
+    base = {"pairs": 20, "spread": 0.034}
+    far = settle_words({**base, "pairs_to_settle": 554.2}, 0.65, 100)
+    assert "about 555 pairs at its spread 3.4 %" in far and "run with --max-rounds 600" in far and "6 min" in far
+    near = settle_words({**base, "pairs_to_settle": 31.0}, 0.001, 100)  # under a second: no time said
+    assert near == "about 31 pairs at its spread 3.4 %, if its ratio holds"  # halved out: more rounds would not help
+    assert "out of reach" in settle_words({**base, "pairs_to_settle": MAX_PAIRS_TO_SETTLE + 1}, 0.65, 100)
+    assert "out of reach" in settle_words({**base, "pairs_to_settle": math.inf}, 0.65, 100)
+
+
+def test_a_long_detail_is_cut_at_a_word_never_inside_a_number():
+    detail = ("could not pass by the last look: after 20 pairs its 50% interval reaches down to 0.973, and at this "
+              "spread 100 pairs still leave x1.008 of doubt (needs below 0.980)")
+    cut = _cell(detail, 160)
+    assert cut.endswith(" ...") and len(cut) <= 164
+    assert detail.startswith(cut[:-4]) and cut[:-4].split()[-1] in detail.split()
+    assert _cell("a | b\nc", 100) == "a \\| b c"
