@@ -80,6 +80,8 @@ def ledger_stats(run_dir: Path) -> dict:
     (final_exe,) = con.execute("SELECT executable FROM baselines ORDER BY generation DESC LIMIT 1").fetchone()
     con.close()
     fc = meta.get("final_check")
+    summary_path = Path(run_dir) / "summary.json"  # the loop's own, at its finish (a before loop's may predate close calls)
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     return {"speedup": (1 / fc["estimate"] - 1) if fc and fc.get("n") else 0.0, "accepted": statuses.count("accepted"),
             "trials": len(statuses), "measured": measured, "runs": runs, "runs_by_phase": by_phase,
             "final_check_runs": final_runs, "reasons": reasons,
@@ -89,7 +91,10 @@ def ledger_stats(run_dir: Path) -> dict:
             "aa_spread": (meta.get("noise_floor") or {}).get("spread"),
             "decided_on": (meta.get("metric") or {}).get("name"), "aa_spreads": (meta.get("metric") or {}).get("aa_spreads"),
             # The floor taken again from the race's pairs (loop._retake_floor): the bar it lowered, from what.
-            "retakes": meta.get("noise_floor_retakes") or []}
+            "retakes": meta.get("noise_floor_retakes") or [],
+            # What its report named as unproven but faster than the bar (optimize/close_calls.py).
+            "close_calls": [{k: c[k] for k in ("label", "reason", "estimate", "pairs", "spread", "pairs_to_settle")}
+                            for c in summary.get("close_calls") or []]}
 
 
 # Runs the loop of a checkout given as argv[1] (imports from there): the `before` part's subprocess.
@@ -408,6 +413,20 @@ def print_table(results: Path) -> None:
           "A/A pairs (on the metric the loop decided on, named) and of the head to head's original against the loop's "
           "final program: the noise each measured in.)")
     print_phases(rows)
+    print_close_calls(rows)
+
+
+def print_close_calls(rows: dict[str, dict]) -> None:
+    """The close calls each loop's report named: what it stopped unproven, and the pairs a decision would need."""
+    named = {p: r["loop"]["close_calls"] for p, r in sorted(rows.items()) if (r.get("loop") or {}).get("close_calls")}
+    if not named:
+        return
+    print("\n| program | close call the loop's report named | ratio | pairs | stopped | pairs to settle |")
+    print("|---|---|---:|---:|---|---:|")
+    for program, calls in named.items():
+        for c in calls:
+            print(f"| {program} | {c['label']} | {c['estimate']:.3f} | {c['pairs']} | {c['reason']} | "
+                  f"{c['pairs_to_settle']:,.0f} (spread {c['spread']:.1%}) |")
 
 
 def print_phases(rows: dict[str, dict]) -> None:
