@@ -124,6 +124,27 @@ def test_judge_rung_halves_each_loops_rivals_and_drops_those_behind_a_leader():
     assert behind[6].reason == rc.OUTRACED and "behind trial 9" in behind[6].detail
 
 
+def test_once_a_rival_passed_screening_only_racers_ahead_of_it_race_on():
+    """stencil1d's rung of 10 pairs (12-program pass, 2bf77f0): manual x2 passed at 0.931; pragma x2
+    at 0.966 was in the faster half of the three and raced 10 pairs more alone (20 runs) before it
+    stopped behind it. Slower by estimate than a rival that passed, it stops now; one ahead races on."""
+    rng = np.random.default_rng(5)
+    n = 10
+    b = 1e6 * np.exp(rng.normal(0, 0.03, n))
+
+    def racer(i, ratio):
+        return rc.Racer(i, "L", 1.0, b, b * ratio * np.exp(rng.normal(0, 0.03, n)))
+
+    plan = rc.RacePlan.doubling(0.02, ALPHA, 5, 100)
+    iv = acc.RatioInterval(0.931, 0.889, 0.975, 10, plan.look_alpha, "hodges-lehmann")
+    passed = {"L": [rc.Call(3, acc.ACCEPT, acc.REASON_GAIN, "", iv, 10)]}
+    calls = rc.judge_rung([racer(4, 0.966), racer(2, 0.981)], n, plan, passed)
+    assert all(c.verdict == acc.REJECT and c.reason == rc.OUTRACED for c in calls.values())
+    assert calls[4].detail.startswith("slower than trial 3, which passed screening, after 10 pairs")
+    ahead = rc.judge_rung([racer(5, 0.90), racer(2, 0.981)], n, plan, passed)
+    assert ahead[5].verdict in (acc.CONTINUE, acc.ACCEPT) and ahead[2].verdict == acc.REJECT
+
+
 def test_two_close_rivals_both_race_on_until_an_interval_separates_them():
     """Halving two racers would keep whichever reads faster after 5 pairs: between a 2.6 % and a
     1.9 % gain at 2 % spread that is a coin toss. Both run on (min_keep); once one of them has
@@ -270,6 +291,6 @@ def test_a_loops_last_racer_passes_at_the_lenient_level_only_when_no_rival_races
         iv = acc.RatioInterval(estimate, estimate - 0.05, estimate + 0.03, 10, 0.0125, "hodges-lehmann")  # not clearly ahead
         return rc.Call(9, acc.ACCEPT, acc.REASON_GAIN, "", iv, 10)
     ahead = rc.judge_rung([gain], 10, plan, {"L": [passed(0.95)]})[1]
-    assert ahead.reason == rc.OUTRACED and "1 passed screening" in ahead.detail
+    assert ahead.reason == rc.OUTRACED and ahead.detail.startswith("slower than trial 9, which passed screening")
     behind = rc.judge_rung([gain], 10, plan, {"L": [passed(0.99)]})[1]
     assert behind.verdict == acc.ACCEPT and "last racer" in behind.detail

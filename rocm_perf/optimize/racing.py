@@ -20,10 +20,11 @@ a time: all candidates still in the race are measured to the same pair count (`r
   call on a noisy program stops instead of running to the last rung inconclusive), or behind a
   rival for the same loop (its interval lies entirely above the rival's), or in the slower part of
   its loop's rivals still racing or passed (successive halving: the best `keep` share of them by
-  estimate, at least `min_keep` while none has passed, run the next rung; one slower than a rival that passed could only be
-  confirmed after it, so it does not race on alone: pipeline, 20 pairs more to choose between
-  0.872 and 0.877 at 15 % spread). Halving two racers would keep the one ahead by estimate after
-  a few pairs, a coin toss between close rivals: two race on until an interval separates them
+  estimate, at least `min_keep` while none has passed, run the next rung), or slower by estimate
+  than a rival that passed screening (it could only be confirmed after it: pipeline, 20 pairs
+  more to choose between 0.872 and 0.877 at 15 % spread; stencil1d, 20 runs alone behind one).
+  Halving two racers would keep the one ahead by estimate after a few pairs, a coin toss
+  between close rivals: two race on until an interval separates them
   (matmul_tiled: x2 at 0.974 and x4 at 0.981 on one loop; in the race's simulation of its space,
   1,000 searches, it raised the share that accept x2 from 28 % to 35 %, for 0-15 % more pairs
   on the other eleven programs' spaces). Rivals are the candidates of one loop: at most one of
@@ -174,9 +175,19 @@ def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, li
             if leader is not None and leader.id != r.id and mine.interval.low > leader.interval.high:
                 calls[r.id] = Call(r.id, acc.REJECT, OUTRACED, f"behind trial {leader.id} of the same loop after {n} pairs "
                                    f"(ratio {mine.interval.estimate:.3f} vs {leader.interval.estimate:.3f})", mine.interval, n)
-        # Halving counts the loop's screened rivals too: a racer slower than one that already passed
-        # races only if it is in the best `keep` share of them all (it could only be confirmed after it).
         screened = [calls[r.id] for r in members if calls[r.id].verdict == acc.ACCEPT] + list((passed or {}).get(group, []))
+        best_passed = min(screened, key=lambda c: (c.interval.estimate, c.id), default=None)
+        for r in members:
+            # A racer slower (by estimate) than a rival that passed could only be confirmed after it: it
+            # stops. (stencil1d: pragma x2 at 0.960 raced 10 pairs more alone, 20 runs, behind manual x2
+            # passed at 0.931, and the program missed half of exhaustive search's runs by 18.)
+            mine = calls[r.id]
+            if best_passed is not None and mine.verdict == acc.CONTINUE and \
+                    (mine.interval.estimate, r.id) > (best_passed.interval.estimate, best_passed.id):
+                calls[r.id] = Call(r.id, acc.REJECT, OUTRACED, f"slower than trial {best_passed.id}, which passed screening, "
+                                   f"after {n} pairs (ratio {mine.interval.estimate:.3f} vs {best_passed.interval.estimate:.3f}): "
+                                   "it could only be confirmed after it", mine.interval, n)
+        # Halving counts the loop's screened rivals too (all racers left are ahead of them).
         standing = sorted([calls[r.id] for r in members if calls[r.id].verdict == acc.CONTINUE] + screened,
                           key=lambda c: (c.interval.estimate, c.id))
         keep = max(1 if screened else plan.min_keep, math.ceil(len(standing) * plan.keep))
