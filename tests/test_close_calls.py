@@ -82,3 +82,31 @@ def test_a_long_detail_is_cut_at_a_word_never_inside_a_number():
     assert cut.endswith(" ...") and len(cut) <= 164
     assert detail.startswith(cut[:-4]) and cut[:-4].split()[-1] in detail.split()
     assert _cell("a | b\nc", 100) == "a \\| b c"
+
+
+def test_a_rewrite_carried_onto_a_newer_baseline_is_judged_by_its_carry(tmp_path):
+    """softmax (12-program pass, cc8f131): `unroll_manual x2` screened at 0.942, was carried onto the
+    baseline another loop's accepted change made, and there its gain was gone (the carry stopped out
+    of reach). The report names neither the stale 0.942 nor, on the new baseline, a carry that did not
+    read faster than the bar; a rival the stale one outraced still is a close call."""
+    from rocm_perf.optimize.artifacts import close_calls_of
+    from rocm_perf.optimize.ledger import RoundRow, open_ledger
+
+    ledger = open_ledger(tmp_path, create=True)
+    ledger.set("options", {"min_gain": 0.02, "confidence": 0.95, "rounds": 5, "max_rounds": 100})
+    ledger.set("effective_min_gain", 0.02)
+
+    def trial(ratio, reason, components=None, generation=0, factor=2, n=10):
+        tid = ledger.add_trial(generation=generation, loop_key="softmax:5:60", kernel="softmax_rows", loop_id="5:60",
+                               rule="unroll_manual", factor=factor, expected_value=1.0, components=components)
+        b, c = pairs(ratio, n, seed=tid)
+        for i in range(n):
+            for role, v in (("B", b[i]), ("C", c[i])):
+                ledger.add_round(RoundRow(tid, "screen", i, role, True, "", v, v, {}, {}))
+        ledger.update_trial(tid, status="rejected", reason=reason, evidence=evidence(b, c))
+        return tid
+
+    stale = trial(0.942, acc.REASON_OUT_OF_REACH)
+    rival = trial(0.958, OUTRACED, factor=4)
+    trial(0.995, acc.REASON_OUT_OF_REACH, components=[stale], generation=1)
+    assert [c["trial"] for c in close_calls_of(ledger, ledger.trials())] == [rival]

@@ -13,7 +13,7 @@ from rocm_perf.atomic_file import write_atomic
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize.close_calls import close_call, settle_words
 from rocm_perf.optimize.confirmation import confirmation_test
-from rocm_perf.optimize.ledger import BASELINE_TRIAL, Ledger, Trial
+from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Ledger, Trial
 from rocm_perf.optimize.measure import metric_of
 from rocm_perf.optimize.yardstick import plain_pairs_interval, shift_words
 
@@ -99,7 +99,8 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
 
 def close_calls_of(ledger: Ledger, trials: list[Trial]) -> list[dict]:
     """The run's close calls (close_calls.py), best estimate first, each with what settling it would
-    take in words (`settle`): not of a loop that had a change accepted (its winner settled it),
+    take in words (`settle`): not of a loop that had a change accepted (its winner settled it), nor
+    a rewrite carried onto a newer baseline (the carry is its measurement there),
     judged against the min gain the run used, on its decision metric, at the level of the run's
     first confirmation (per look)."""
     options = ledger.get("options") or {}
@@ -113,9 +114,12 @@ def close_calls_of(ledger: Ledger, trials: list[Trial]) -> list[dict]:
     metric = decision_metric(ledger)["name"]
     pair_s, max_rounds = ledger.get("pair_seconds"), int(options.get("max_rounds", 100))
     settled = {t.loop_key for t in trials if t.status in ("accepted", "carried")}
+    # A rewrite carried onto a newer baseline was measured again there, as the carry: its own ratio is
+    # the older baseline's (softmax: 0.942 screened, gone once another loop's change was accepted).
+    carried = {c for t in trials if t.components and t.rule != COMBINATION for c in t.components}
     calls = []
     for t in trials:
-        if t.loop_key in settled:
+        if t.loop_key in settled or t.id in carried:
             continue
         phase = "confirm" if "critical_path" in (t.evidence.get("confirm") or {}) else "screen"
         call = close_call(t.id, t.label, t.status, t.reason, t.detail, t.evidence, threshold,
