@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.optimize import acceptance as acc
-from rocm_perf.optimize.close_calls import close_call, settle_words
+from rocm_perf.optimize.close_calls import close_call, measured_phase, settle_words, unproven
 from rocm_perf.optimize.confirmation import confirmation_test
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Ledger, Trial
 from rocm_perf.optimize.measure import metric_of
@@ -104,8 +104,13 @@ def close_calls_of(ledger: Ledger, trials: list[Trial]) -> list[dict]:
     judged against the min gain the run used, on its decision metric, at the level of the run's
     first confirmation (per look)."""
     options = ledger.get("options") or {}
-    if not options:
-        return []
+    settled = {t.loop_key for t in trials if t.status in ("accepted", "carried")}
+    # A rewrite carried onto a newer baseline was measured again there, as the carry: its own ratio is
+    # the older baseline's (softmax: 0.942 screened, gone once another loop's change was accepted).
+    carried = {c for t in trials if t.components and t.rule != COMBINATION for c in t.components}
+    unsettled = [t for t in trials if unproven(t.status, t.reason) and t.loop_key not in settled and t.id not in carried]
+    if not options or not unsettled:
+        return []  # before reading any rounds or calibrating the confirmation's level
     threshold = 1.0 - float(ledger.get("effective_min_gain") or options.get("min_gain", 0.02))
     alpha = 1.0 - float(options.get("confidence", 0.95))
     tail = confirmation_test(float(options.get("min_gain", 0.02)), alpha, int(options.get("rounds", 5)),
@@ -113,17 +118,10 @@ def close_calls_of(ledger: Ledger, trials: list[Trial]) -> list[dict]:
                              ).with_alpha(acc.confirmation_alpha(alpha, 1)).look_alpha
     metric = decision_metric(ledger)["name"]
     pair_s, max_rounds = ledger.get("pair_seconds"), int(options.get("max_rounds", 100))
-    settled = {t.loop_key for t in trials if t.status in ("accepted", "carried")}
-    # A rewrite carried onto a newer baseline was measured again there, as the carry: its own ratio is
-    # the older baseline's (softmax: 0.942 screened, gone once another loop's change was accepted).
-    carried = {c for t in trials if t.components and t.rule != COMBINATION for c in t.components}
     calls = []
-    for t in trials:
-        if t.loop_key in settled or t.id in carried:
-            continue
-        phase = "confirm" if "critical_path" in (t.evidence.get("confirm") or {}) else "screen"
+    for t in unsettled:
         call = close_call(t.id, t.label, t.status, t.reason, t.detail, t.evidence, threshold,
-                          _decision_pairs(ledger.rounds(t.id, phase), metric), tail)
+                          _decision_pairs(ledger.rounds(t.id, measured_phase(t.evidence)), metric), tail)
         if call:
             record = call.to_json()
             calls.append({**record, "settle": settle_words(record, pair_s, max_rounds)})

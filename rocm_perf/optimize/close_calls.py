@@ -53,15 +53,25 @@ class CloseCall:
         return asdict(self)
 
 
+def unproven(status: str, reason: str) -> bool:
+    """Whether a trial was stopped before its gain was shown or ruled out (a close call if it read faster)."""
+    return status == "rejected" and reason in UNPROVEN_REASONS
+
+
+def measured_phase(evidence: dict) -> str:
+    """The measurement a trial was stopped in: "confirm" once it was re-measured, else "screen"."""
+    return "confirm" if "critical_path" in (evidence.get("confirm") or {}) else "screen"
+
+
 def close_call(trial_id: int, label: str, status: str, reason: str, detail: str, evidence: dict, threshold: float,
                pairs: tuple[list[float], list[float]], tail_alpha: float) -> CloseCall | None:
-    """The close call of one trial, or None: it must be rejected for an unproven reason with its
-    last measurement's estimate below `threshold`. `evidence`: the trial's recorded evidence by
-    phase; `pairs`: that phase's (baseline, candidate) decision values; `tail_alpha`: the level
-    the decision would be taken at (the run's first confirmation, per look)."""
-    if status != "rejected" or reason not in UNPROVEN_REASONS:
+    """The close call of one trial, or None: it must be `unproven` with its last measurement's
+    estimate below `threshold`. `evidence`: the trial's recorded evidence by phase; `pairs`: the
+    (baseline, candidate) decision values of its `measured_phase`; `tail_alpha`: the level the
+    decision would be taken at (the run's first confirmation, per look)."""
+    if not unproven(status, reason):
         return None
-    phase = "confirm" if "critical_path" in (evidence.get("confirm") or {}) else "screen"
+    phase = measured_phase(evidence)
     iv = (evidence.get(phase) or {}).get("critical_path")
     if not iv or not iv.get("estimate") or float(iv["estimate"]) >= threshold:
         return None
