@@ -11,7 +11,8 @@ import pytest
 
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize.artifacts import _cell
-from rocm_perf.optimize.close_calls import MAX_PAIRS_TO_SETTLE, MIN_PAIRS, close_call, settle_words
+from rocm_perf.optimize.close_calls import (MAX_PAIRS_TO_SETTLE, MIN_PAIRS, SETTLE_MAX_PAIRS, CloseCall, close_call,
+                                            settle_words, to_settle)
 from rocm_perf.optimize.racing import OUTRACED
 
 THRESHOLD = 0.98  # the default 2 % bar
@@ -110,3 +111,20 @@ def test_a_rewrite_carried_onto_a_newer_baseline_is_judged_by_its_carry(tmp_path
     rival = trial(0.958, OUTRACED, factor=4)
     trial(0.995, acc.REASON_OUT_OF_REACH, components=[stale], generation=1)
     assert [c["trial"] for c in close_calls_of(ledger, ledger.trials())] == [rival]
+
+
+def settled_call(trial: int, needed: float) -> CloseCall:
+    return CloseCall(trial, f"candidate {trial}", OUTRACED, "", "screen", 0.97, 0.95, 0.99, 20, 0.01, THRESHOLD, needed)
+
+
+def test_to_settle_takes_each_undecided_loop_s_cheapest_close_call_within_the_cap_and_the_pairs_left():
+    calls = [settled_call(1, 30.0), settled_call(2, 12.5), settled_call(3, 25.0), settled_call(4, 8.0),
+             settled_call(5, SETTLE_MAX_PAIRS + 1), settled_call(6, 5.0)]
+    loop_of = {1: "a", 2: "a", 3: "b", 4: "c", 5: "d", 6: "e"}
+    # a: the cheaper of two; b alone; c decided (a rival passed screening); d over the cap; e: cheapest first
+    assert to_settle(calls, loop_of, decided_loops={"c"}) == [6, 2, 3]
+    # each costs at least MIN_PAIRS of the pairs left, in that order, while they last
+    assert to_settle(calls, loop_of, decided_loops={"c"}, pairs_left=MIN_PAIRS + 13) == [6, 2]
+    assert to_settle(calls, loop_of, decided_loops={"c"}, pairs_left=MIN_PAIRS - 1) == []
+    assert to_settle(calls, loop_of, decided_loops=set(), max_pairs=0) == []
+    assert to_settle(calls, loop_of, decided_loops=set(), max_pairs=math.inf) == [6, 4, 2, 3, 5]

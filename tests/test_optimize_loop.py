@@ -328,6 +328,7 @@ def test_an_unproven_gain_is_named_as_a_close_call_with_the_pairs_a_decision_wou
     xor = calls["row_xor_sum"]
     assert xor["reason"] in close_calls.UNPROVEN_REASONS and xor["estimate"] < xor["threshold"] == pytest.approx(0.97)
     assert xor["pairs"] == 20 and xor["pairs_to_settle"] > 20
+    assert xor["pairs_to_settle"] > close_calls.SETTLE_MAX_PAIRS  # too far for the loop to settle it itself
     report = (run_dir / "report.md").read_text()
     assert f"None: no candidate was proven faster ({len(calls)} close call" in report and "## Close calls" in report
     row = next(line for line in report.splitlines() if line.startswith(f"| {xor['trial']} |") and "to settle" not in line
@@ -339,6 +340,41 @@ def test_an_unproven_gain_is_named_as_a_close_call_with_the_pairs_a_decision_wou
     done, _ = uninterrupted
     clean = json.loads((done / "summary.json").read_text())
     assert clean["accepted"] and clean["close_calls"] == [] and "## Close calls" not in (done / "report.md").read_text()
+
+
+def test_a_close_call_within_reach_is_re_measured_fresh_and_accepted_and_a_killed_run_resumes_it(tmp_path):
+    """The run above, allowed to settle close calls that far (--settle-close-calls), on a machine whose
+    fresh pairs are steadier (0.5 %): row_xor_sum x2, stopped unproven in the race, goes to a
+    confirmation of its own at the run's next level, passes it, and the report says how it got there.
+    A run killed inside that confirmation resumes to the same result."""
+    kw = dict(min_gain=0.03, factors=[2], settle_close_calls=5000, kernels=["row_xor_sum"])
+    run_dir, loop = start(tmp_path / "settled", InjectedRounds(cv=0.03, confirm_cv=0.005), **kw)
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    settled = ledger.get("settled_close_calls")
+    assert len(settled) == 1
+    t = ledger.trial(settled[0])
+    assert t.kernel == "row_xor_sum" and t.rule == "unroll_manual" and t.status == "accepted"
+    assert ledger.decision(t.id, "screen")["decision"]["verdict"] != acc.ACCEPT  # it did not pass screening
+    record = t.evidence["close_call"]
+    assert record["reason"] in close_calls.UNPROVEN_REASONS and record["estimate"] < 0.97 and record["pairs"] >= close_calls.MIN_PAIRS
+    assert ledger.decision(t.id, "confirm")["confirmation"]["k"] == 1
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert [a["id"] for a in summary["accepted"]] == [t.id] and all(c["trial"] != t.id for c in summary["close_calls"])
+    report = (run_dir / "report.md").read_text()
+    assert "re-measured as a close call: about" in report
+    assert "re-measured as a close call" in (run_dir / "report.html").read_text()
+    ledger.close()
+
+    killed_dir, loop = start(tmp_path / "killed", InjectedRounds(cv=0.03, confirm_cv=0.005,
+                                                                 kill_at_key=f"{t.id}-confirm-3-C"), **kw)
+    with pytest.raises(SimulatedKill):
+        loop.run()
+    loop.ledger.close()
+    assert open_ledger(killed_dir).trial(t.id).status == "confirming"
+    assert resume(killed_dir, InjectedRounds(cv=0.03, confirm_cv=0.005), **kw).run() == DONE
+    assert outcome(killed_dir) == outcome(run_dir)
+    assert open_ledger(killed_dir).get("settled_close_calls") == settled
 
 
 def test_the_race_never_raises_the_bar_the_a_a_set(tmp_path):

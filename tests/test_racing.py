@@ -12,18 +12,19 @@ import pytest
 
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize import racing as rc
+from rocm_perf.optimize import search_simulation as sim
 
 ALPHA = 0.05
 PLAN = rc.RacePlan.doubling(0.02, ALPHA, 5, 30)
 CONFIRM = acc.SequentialPlan(0.02, ALPHA, 5, 30, 5)
 
 
-def candidates(ratios: dict[str, list[float]], scores: dict[str, float] | None = None) -> list[rc.Synthetic]:
+def candidates(ratios: dict[str, list[float]], scores: dict[str, float] | None = None) -> list[sim.Synthetic]:
     out, i = [], 0
     for group, rs in ratios.items():
         for r in rs:
             i += 1
-            out.append(rc.Synthetic(i, group, (scores or {}).get(group, 1.0), r))
+            out.append(sim.Synthetic(i, group, (scores or {}).get(group, 1.0), r))
     return out
 
 
@@ -75,7 +76,7 @@ def test_futility_stops_a_close_call_that_100_pairs_could_not_pass_and_keeps_one
     no_futility = rc.RacePlan.doubling(0.02, ALPHA, 5, 100, futility=False)
 
     def race(ratio: float, sd: float, seed: int, p: rc.RacePlan) -> rc.Call:
-        b, c = rc.lognormal_pairs(sd / np.sqrt(2), seed)(ratio, 100)
+        b, c = sim.lognormal_pairs(sd / np.sqrt(2), seed)(ratio, 100)
         racer = rc.Racer(1, "L", 1.0, b, c)
         for n in p.rungs:
             call = rc.judge(racer, n, p)
@@ -96,7 +97,7 @@ def test_futility_stops_a_close_call_that_100_pairs_could_not_pass_and_keeps_one
     assert sum(c.verdict == acc.ACCEPT for c in quiet) >= 196
     assert not any("could not pass" in c.detail for c in quiet)
     # The doubt left at the last rung grows with the spread and shrinks with the rungs.
-    b, c = rc.lognormal_pairs(0.05, 0)(0.97, 20)
+    b, c = sim.lognormal_pairs(0.05, 0)(0.97, 20)
     short = rc.RacePlan.doubling(0.02, ALPHA, 5, 30)
     assert 1.0 < acc.last_look_reach(b, c, plan.rungs[-1], plan.look_alpha) < acc.last_look_reach(b, c, short.rungs[-1], short.look_alpha)
     assert acc.last_look_reach(b[:4], c[:4], plan.rungs[-1], plan.look_alpha) == 1.0  # no spread to go by
@@ -180,7 +181,7 @@ def test_a_gain_just_over_the_bar_is_found_more_often_with_close_rivals_racing_o
     def found(plan: rc.RacePlan, confirm: acc.SequentialPlan) -> tuple[int, int]:
         hits = nulls = 0
         for seed in range(300):
-            result = rc.simulate_search(cands, plan, confirm, draw=rc.lognormal_pairs(0.024 / np.sqrt(2), seed))
+            result = sim.simulate_search(cands, plan, confirm, draw=sim.lognormal_pairs(0.024 / np.sqrt(2), seed))
             hits += winner in result.accepted
             nulls += any(c.ratio > 0.99 for c in cands if c.id in result.accepted)
         return hits, nulls
@@ -211,7 +212,7 @@ def test_the_real_winners_are_found(sd, gain_b):
     pairs = []
     runs = 60
     for seed in range(runs):
-        result = rc.simulate_search(cands, PLAN, CONFIRM, draw=rc.lognormal_pairs(sd, seed))
+        result = sim.simulate_search(cands, PLAN, CONFIRM, draw=sim.lognormal_pairs(sd, seed))
         accepted = [truth[i] for i in result.accepted]
         found_a += any(c.group == "A" and c.ratio <= 0.88 for c in accepted)
         found_b += any(c.group == "B" and c.ratio == gain_b for c in accepted)
@@ -230,8 +231,8 @@ def test_no_false_accept_beyond_the_documented_rate_across_1000_null_runs():
     cands = candidates({"A": [1.0, 1.0, 1.0], "B": [1.0, 1.0], "C": [1.0]})
     false_runs = 0
     for seed in range(1000):
-        draw = rc.lognormal_pairs(0.05, seed) if seed % 2 else stalled_pairs(0.05, seed)
-        result = rc.simulate_search(cands, PLAN, CONFIRM, draw=draw)
+        draw = sim.lognormal_pairs(0.05, seed) if seed % 2 else stalled_pairs(0.05, seed)
+        result = sim.simulate_search(cands, PLAN, CONFIRM, draw=draw)
         false_runs += bool(result.accepted)
     assert false_runs <= ALPHA * 1000
     assert false_runs <= 5  # observed 0: the confirmation's fresh data carries the guarantee
@@ -245,7 +246,7 @@ def test_a_long_tail_of_cold_loops_does_not_eat_the_budget():
     cands = candidates(ratios, scores)
     found = 0
     for seed in range(30):
-        result = rc.simulate_search(cands, PLAN, CONFIRM, draw=rc.lognormal_pairs(0.05, seed), pairs_budget=120)
+        result = sim.simulate_search(cands, PLAN, CONFIRM, draw=sim.lognormal_pairs(0.05, seed), pairs_budget=120)
         hot = [c.id for c in cands if c.group == "hot"]
         unmeasured = [i for i, call in result.calls.items() if call.reason == rc.BUDGET and call.n == 0]
         assert unmeasured and all(i not in hot for i in unmeasured)  # cold loops are the ones left unmeasured
@@ -262,7 +263,7 @@ def test_a_loops_last_racer_passes_at_the_lenient_level_only_when_no_rival_races
     strict = rc.RacePlan.doubling(0.02, ALPHA, 5, 100, last_from=10**6)
 
     def screened(ratio: float, sd: float, seed: int, p: rc.RacePlan) -> rc.Call:
-        b, c = rc.lognormal_pairs(sd / np.sqrt(2), seed)(ratio, 100)
+        b, c = sim.lognormal_pairs(sd / np.sqrt(2), seed)(ratio, 100)
         for n in p.rungs:
             call = rc.judge_rung([rc.Racer(1, "L", 1.0, b, c)], n, p)[1]
             if call.verdict != acc.CONTINUE:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.optimize import acceptance as acc
-from rocm_perf.optimize.close_calls import close_call, measured_phase, settle_words, unproven
+from rocm_perf.optimize.close_calls import close_call, measured_phase, resettled_words, settle_words, unproven
 from rocm_perf.optimize.confirmation import confirmation_test
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Ledger, Trial
 from rocm_perf.optimize.measure import metric_of
@@ -307,7 +307,8 @@ def render_markdown(s: dict) -> str:
                   f" speedup {_speedup_text(conf.get('critical_path'))}, {conf.get('rounds')} rounds",
                   f"- kernel ratio (median dispatch, wall clock): {_interval_text(conf.get('kernel'))}",
                   *_probe_shift_lines(conf),
-                  f"- screening: {_interval_text(t['evidence'].get('screen', {}).get('critical_path'))}",
+                  f"- screening: {_interval_text(t['evidence'].get('screen', {}).get('critical_path'))}"
+                  + (f"; {resettled_words(t['evidence']['close_call'])}" if t["evidence"].get("close_call") else ""),
                   f"- confirmation: #{conf.get('confirmation', {}).get('k')} of the run, at level "
                   f"{conf.get('confirmation', {}).get('alpha', float('nan')):.4g} (alpha spent across the run)",
                   f"- outputs: {conf.get('outputs', {}).get('rounds_checked')} timed rounds matched the baseline"

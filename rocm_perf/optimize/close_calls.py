@@ -30,6 +30,15 @@ MAX_PAIRS_TO_SETTLE = 1000
 # readings (halving after the race's first rung of 5 pairs dropped pipeline's `#pragma unroll 1` at
 # 0.944, where that program's pairs spread 10 %). The race's last racer passes from here (racing.last_from).
 MIN_PAIRS = 10
+# The loop re-measures a loop's cheapest close call on fresh pairs when a decision would take at most this
+# many (if its ratio held) and no rival of its loop passed screening (--settle-close-calls; 0: never).
+# Its confirmation is like any other: fresh pairs, at the run's next level of alpha (acceptance.
+# confirmation_alpha), with the futility rule; so it can cost pairs, not a false accept.
+SETTLE_MAX_PAIRS = 40
+# ... and its confirmation ends at this many times that (its last look), inconclusive if it has not
+# passed: a ratio that held would pass in half of them; one that does not hold is not chased to the
+# confirmations' usual 200 pairs (a gain at the bar in a noisier stretch of the machine).
+SETTLE_REACH = 2
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,32 @@ def close_call(trial_id: int, label: str, status: str, reason: str, detail: str,
                      n, spread, threshold, needed)
 
 
+def settle_limit(max_pairs: float) -> int:
+    """The last look of a settled close call's confirmation, for --settle-close-calls `max_pairs`."""
+    return int(math.ceil(SETTLE_REACH * max_pairs))
+
+
+def to_settle(calls: list[CloseCall], loop_of: dict[int, str], decided_loops: set[str],
+              max_pairs: float = SETTLE_MAX_PAIRS, pairs_left: float = float("inf")) -> list[int]:
+    """The close calls to re-measure: per loop not in `decided_loops` (a rival passed screening or
+    was accepted), the one a decision would need the fewest pairs for, if at most `max_pairs`;
+    cheapest first, while their pairs fit in `pairs_left`."""
+    best: dict[str, CloseCall] = {}
+    for call in calls:
+        loop = loop_of[call.trial]
+        if loop in decided_loops or not call.pairs_to_settle <= max_pairs:
+            continue
+        if loop not in best or (call.pairs_to_settle, call.trial) < (best[loop].pairs_to_settle, best[loop].trial):
+            best[loop] = call
+    chosen = []
+    for call in sorted(best.values(), key=lambda c: (c.pairs_to_settle, c.trial)):
+        need = max(math.ceil(call.pairs_to_settle), MIN_PAIRS)
+        if need <= pairs_left:
+            chosen.append(call.trial)
+            pairs_left -= need
+    return chosen
+
+
 def settle_words(call: dict, pair_seconds: float | None, max_rounds: int) -> str:
     """What settling a close call (CloseCall.to_json) would take, in words for the report; the
     `--max-rounds` that would let a run measure that far when the run's own (`max_rounds`) would not."""
@@ -97,6 +132,13 @@ def settle_words(call: dict, pair_seconds: float | None, max_rounds: int) -> str
     time = f" (about {_duration(seconds)} of measuring)" if seconds >= 1 else ""
     further = f": run with --max-rounds {int(math.ceil(pairs / 50.0) * 50)}" if pairs > max_rounds else ""
     return f"about {pairs:,} pairs {at}{time}, if its ratio holds{further}"
+
+
+def resettled_words(call: dict) -> str:
+    """How a close call sent to a confirmation (CloseCall.to_json, loop._settle_close_calls) got there, in words."""
+    return (f"stopped {call['reason']} after {call['pairs']} pairs at {float(call['estimate']):.3f} "
+            f"(spread {float(call['spread']) * 100:.1f} %) and re-measured as a close call: about "
+            f"{math.ceil(float(call['pairs_to_settle']))} pairs would settle it if its ratio held")
 
 
 def _duration(seconds: float) -> str:

@@ -42,6 +42,7 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize import racing, yardstick
 from rocm_perf.optimize.build_cache import build_key, code_identity, compiler_identity, location_flags
+from rocm_perf.optimize.close_calls import close_call, measured_phase, settle_limit, to_settle, unproven
 from rocm_perf.optimize.confirmation import CONFIRMATION_PAIRS_RESERVED, confirmation_test
 from rocm_perf.optimize.combine import find_loop, loop_range, plan_carry, plan_combination, render_carry
 from rocm_perf.optimize.isa_loops import isa_delta, isa_identity, loop_mix
@@ -1271,7 +1272,47 @@ class OptimizeLoop:
                 break
             self._race_to(racers, target, base)
             self._judge(generation, rung + 1, target, plan)
+        self._settle_close_calls(generation)
         return CONFIRM
+
+    def _settle_close_calls(self, generation: int) -> None:
+        """After the race: each loop's close call that a few fresh pairs could settle (close_calls.to_settle,
+        --settle-close-calls) goes to the confirmations as a screened winner does, once per loop.
+        (matmul_tiled: `unroll_manual x4` stopped at 0.976 after 20 pairs by halving, a 2.4 % gain that
+        about 23 pairs at its race's 0.7 % spread would show.) Not in a project run: a stopped
+        candidate's tree is not kept (_drop_trees)."""
+        max_pairs = self.opt.settle_close_calls
+        if not max_pairs > 0 or self.project:
+            return
+        trials = self.ledger.trials()
+        before = [int(i) for i in self.ledger.get("settled_close_calls") or []]
+        decided = {t.loop_key for t in trials if t.status in ("screened", "confirming", "accepted", CARRIED)}
+        decided |= {t.loop_key for t in trials if t.id in before}  # once per loop
+        stopped = [t for t in trials if t.generation == generation and not t.components and t.loop_key not in decided
+                   and unproven(t.status, t.reason) and measured_phase(t.evidence) == "screen"]
+        if not stopped:
+            return
+        threshold = 1.0 - float(self.ledger.get("effective_min_gain", self.opt.min_gain))
+        tail = self._plan(acc.confirmation_alpha(self.alpha, 1)).look_alpha  # the report's level for close calls
+        calls = {}
+        for t in stopped:
+            call = close_call(t.id, t.label, t.status, t.reason, t.detail, t.evidence, threshold, self._pairs(t, "screen"), tail)
+            if call is not None:
+                calls[t.id] = call
+        chosen = to_settle(list(calls.values()), {t.id: t.loop_key for t in stopped}, decided, max_pairs, self._pairs_left())
+        if not chosen:
+            return
+        with self.ledger.transaction():
+            for tid in chosen:
+                t = self.ledger.trial(tid)
+                self.ledger.update_trial(tid, status="screened", reason="", detail="",
+                                         evidence={**t.evidence, "close_call": calls[tid].to_json()})
+            self.ledger.set("settled_close_calls", before + chosen)
+        for tid in chosen:
+            call = calls[tid]
+            self.report.message(f"{self.ledger.trial(tid).label}: a close call ({call.estimate:.3f} after {call.pairs} pairs, "
+                                f"stopped {call.reason}; about {math.ceil(call.pairs_to_settle)} pairs would settle it): "
+                                "to be re-measured")
 
     def _start_race(self, generation: int, plan: racing.RacePlan) -> None:
         """The race's entrants (--max-trials, by score) and their first rung (the budget, by score)."""
@@ -1384,7 +1425,9 @@ class OptimizeLoop:
         passed: dict[str, list[racing.Call]] = {}
         for t in self.ledger.trials(generation=generation):
             d = self.ledger.decision(t.id, "screen")
-            if t.status == "screened" and d and not t.components and d.get("decision", {}).get("interval"):
+            # (a close call sent to its confirmation did not pass screening: it is no rival's bar)
+            if t.status == "screened" and d and not t.components and d.get("decision", {}).get("interval") \
+                    and "close_call" not in t.evidence:
                 iv = acc.RatioInterval(**d["decision"]["interval"])
                 passed.setdefault(t.loop_key, []).append(racing.Call(t.id, acc.ACCEPT, acc.REASON_GAIN, "", iv, iv.n))
         calls = racing.judge_rung(racers, n, plan, passed)
@@ -1485,12 +1528,18 @@ class OptimizeLoop:
         if combination:
             plan = replace(plan, max_rounds=max(plan.min_rounds, min(plan.max_rounds, COMBINATION_MAX_PAIRS)))
             must_beat = self._best_part(t)
+        close = "close_call" in t.evidence
+        if close:
+            plan = replace(plan, max_rounds=max(plan.min_rounds, min(plan.max_rounds, settle_limit(self.opt.settle_close_calls))))
         verdict, reason, evidence = self._measure(t, "confirm", plan, done, left, must_beat)
         evidence["confirmation"] = {"k": k, "alpha": alpha_k}
         if verdict != acc.ACCEPT and combination and not evidence.get("detail"):
             evidence["detail"] = (f"not confirmed within {plan.max_rounds} pairs, a combination's limit: each loop's "
                                   "winner is confirmed alone")
-        both = {"screen": t.evidence.get("screen", {}), "confirm": evidence}
+        if verdict != acc.ACCEPT and close and not evidence.get("detail"):
+            evidence["detail"] = f"not confirmed within {plan.max_rounds} pairs, a close call's limit (twice --settle-close-calls)"
+        both = {"screen": t.evidence.get("screen", {}), "confirm": evidence,
+                **({"close_call": t.evidence["close_call"]} if "close_call" in t.evidence else {})}
         if verdict == acc.ACCEPT:
             self._accept(t, evidence, both)
             return True

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.optimize.close_calls import SETTLE_MAX_PAIRS
 from rocm_perf.optimize.measure import (METRIC_AUTO, METRIC_CLOCK, METRIC_CPU_PATH, METRIC_CRITICAL_PATH, METRIC_DIVISOR,
                                         METRIC_MEANING, METRIC_PROBED_PATH, METRICS)
 from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_PROBE_NS
@@ -45,6 +46,7 @@ class OptimizeOptions:
     # between them too, on to confirmation.CONFIRMATION_REACH times this (acceptance.midpoint_looks: 5, 10, 15, 20, 30, 40, 60, 80, 120, 160, 200)
     round_step: int = 0  # 0: those looks; n: a confirmation looks every n pairs
     aa_rounds: int = 10
+    settle_close_calls: int = SETTLE_MAX_PAIRS  # re-measure a loop's close call that needs at most this many pairs (0: never)
     metric: str = METRIC_AUTO  # auto | critical-path | median-path | cpu-path | probed-path | instructions | cycles (measure.py)
     warmup: int = 1  # untimed runs of each program before its first timed round
     arch: str = "gfx90a"
@@ -82,6 +84,8 @@ class OptimizeOptions:
         d.pop("time_budget_s")  # a longer budget on the same run is still the same run
         if d.get("warp_size") is None:
             d.pop("warp_size")  # runs from before --warp-size existed keep their fingerprint
+        if d.get("settle_close_calls") == SETTLE_MAX_PAIRS:
+            d.pop("settle_close_calls")  # and those from before --settle-close-calls
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -139,6 +143,10 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
                    "that, four times ..., and this; a confirmation also looks midway between them, and goes on to twice "
                    "this while the time budget lasts: a clear win or a null settles at the early looks, a gain near "
                    "--min-gain gets the pairs it needs)")
+    p.add_argument("--settle-close-calls", type=int, default=SETTLE_MAX_PAIRS, metavar="PAIRS",
+                   help="after a loop's race in which no candidate passed screening, re-measure its close call (a "
+                   "candidate stopped unproven that read faster than --min-gain) on fresh pairs, as a winner is, when "
+                   f"a decision would take at most PAIRS pairs if its ratio held (default: {SETTLE_MAX_PAIRS}; 0: never)")
     p.add_argument("--metric", choices=[METRIC_AUTO, *METRICS], default=METRIC_AUTO,
                    help="decision value of a round, a path through the dispatch DAG: critical-path (wall clock), "
                    "median-path (each dispatch at its kernel's median duration), cpu-path (CPU time of the threads that "
@@ -193,7 +201,8 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
             raise RocmPerfError(f"--factors {args.factors!r}: expected positive integers like 2,4,8")
         factors.append(int(f))
     for name, value, low in (("--max-trials", args.max_trials, 0), ("--rounds", args.rounds, 2), ("--aa-rounds", args.aa_rounds, 2),
-                             ("--jobs", args.jobs, 1), ("--warmup", getattr(args, "warmup", 1), 0)):
+                             ("--jobs", args.jobs, 1), ("--warmup", getattr(args, "warmup", 1), 0),
+                             ("--settle-close-calls", getattr(args, "settle_close_calls", SETTLE_MAX_PAIRS), 0)):
         if value < low:
             raise RocmPerfError(f"{name} {value}: must be at least {low}")
     if args.max_rounds < args.rounds:
@@ -227,6 +236,7 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         rounds=args.rounds,
         max_rounds=args.max_rounds,
         aa_rounds=args.aa_rounds,
+        settle_close_calls=getattr(args, "settle_close_calls", SETTLE_MAX_PAIRS),
         metric=args.metric,
         warmup=getattr(args, "warmup", 1),
         arch=args.arch,

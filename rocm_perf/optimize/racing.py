@@ -1,7 +1,7 @@
 """Screening many candidates at once: a race in rungs (successive halving with sequential looks).
 
 Pure functions over paired round values; the loop (loop.py) feeds them the ledger's rounds, and
-`simulate_search` feeds them seeded synthetic candidates (tests, tests/bench).
+search_simulation.py feeds them seeded synthetic candidates (tests, tests/bench).
 
 Every candidate of a generation races against the same baseline in interleaved pairs, a rung at
 a time: all candidates still in the race are measured to the same pair count (`rungs`, e.g. 5,
@@ -47,9 +47,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
-
-import numpy as np
+from typing import Sequence
 
 from rocm_perf.optimize import acceptance as acc
 
@@ -239,95 +237,3 @@ def next_rung(plan: RacePlan, rung_index: int) -> int | None:
     """The pair count of the rung after `rung_index` (-1: before the first), None after the last."""
     i = rung_index + 1
     return plan.rungs[i] if i < len(plan.rungs) else None
-
-
-# ---- the whole search on synthetic candidates (tests, tests/bench) -------------------------------
-
-@dataclass(frozen=True)
-class Synthetic:
-    """A synthetic candidate: its loop, its expected value, and its true ratio (0.9 = 10 % faster)."""
-
-    id: int
-    group: str
-    score: float
-    ratio: float
-
-
-@dataclass
-class SearchResult:
-    calls: dict[int, Call]  # every racer's final screening call
-    accepted: list[int]  # in order of acceptance
-    confirmations: list[tuple[int, str, float]]  # (id, verdict, alpha)
-    pairs: int  # measured pairs, screening and confirmations
-
-
-def simulate_search(candidates: list[Synthetic], plan: RacePlan, confirm_plan: acc.SequentialPlan, *,
-                    draw: Callable[[float, int], tuple[np.ndarray, np.ndarray]], pairs_budget: float = math.inf,
-                    max_confirmations: int | None = None) -> SearchResult:
-    """The loop's search in one generation on synthetic candidates: the race, then per loop the
-    screened candidates by estimate, each confirmed on fresh pairs at alpha / (k (k + 1)) until
-    one per loop is accepted (`draw(ratio, n)` gives n fresh (baseline, candidate) pairs).
-    Combination after a first accept is not simulated: each loop's winner is confirmed alone."""
-    racers = {c.id: Racer(c.id, c.group, c.score, [], []) for c in candidates}
-    truth = {c.id: c.ratio for c in candidates}
-    calls: dict[int, Call] = {}
-    passed: dict[str, list[Call]] = {}
-    pairs = 0
-    rung = -1
-    alive = list(racers.values())
-    while alive:
-        target = next_rung(plan, rung)
-        granted, refused = grant(alive, target, pairs_budget - pairs, first=rung < 0, plan=plan)
-        for rid in refused:
-            calls[rid] = Call(rid, acc.REJECT, BUDGET, "the pairs left went to candidates of higher expected value", None, racers[rid].n)
-        alive = [racers[i] for i in granted]
-        for r in alive:
-            need = target - r.n
-            b, c = draw(truth[r.id], need)
-            r.baseline = list(r.baseline) + list(b)
-            r.candidate = list(r.candidate) + list(c)
-            pairs += need
-        rung += 1
-        rung_calls = judge_rung(alive, target, plan, passed)
-        for rid, call in rung_calls.items():
-            if call.verdict != acc.CONTINUE:
-                calls[rid] = call
-                if call.verdict == acc.ACCEPT:
-                    passed.setdefault(racers[rid].group, []).append(call)
-        alive = [r for r in alive if rung_calls[r.id].verdict == acc.CONTINUE]
-    screened = [calls[i] for i in calls if calls[i].verdict == acc.ACCEPT]
-    by_group: dict[str, list[Call]] = {}
-    for call in sorted(screened, key=lambda c: (c.interval.estimate, c.id)):
-        by_group.setdefault(racers[call.id].group, []).append(call)
-    order = sorted(by_group.values(), key=lambda cs: (cs[0].interval.estimate, cs[0].id))
-    accepted, confirmations = [], []
-    for group_calls in order:
-        for call in group_calls:
-            if max_confirmations is not None and len(confirmations) >= max_confirmations:
-                break
-            k = len(confirmations) + 1
-            level = acc.confirmation_alpha(plan.alpha, k)
-            fresh = confirm_plan.with_alpha(level)
-            b, c = draw(truth[call.id], fresh.max_rounds)
-            decision = acc.run_sequential(zip(b, c), fresh)
-            pairs += decision.rounds
-            confirmations.append((call.id, decision.verdict, level))
-            if decision.verdict == acc.ACCEPT:
-                accepted.append(call.id)
-                break
-    return SearchResult(calls, accepted, confirmations, pairs)
-
-
-def lognormal_pairs(sd: float, seed: int) -> Callable[[float, int], tuple[np.ndarray, np.ndarray]]:
-    """A seeded source of paired rounds: baseline 1 ms x a shared drift, the candidate `ratio`
-    times it, each with independent log-normal noise of `sd` (so the paired log ratio has sd
-    sqrt(2) sd)."""
-    rng = np.random.default_rng(seed)
-
-    def draw(ratio: float, n: int) -> tuple[np.ndarray, np.ndarray]:
-        drift = np.exp(rng.normal(0.0, 0.2, n))
-        b = 1e6 * drift * np.exp(rng.normal(0.0, sd, n))
-        c = 1e6 * ratio * drift * np.exp(rng.normal(0.0, sd, n))
-        return b, c
-
-    return draw

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.artifacts import decision_metric, retake_text
+from rocm_perf.optimize.close_calls import resettled_words
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
 from rocm_perf.optimize.measure import metric_of
 from rocm_perf.optimize.yardstick import plain_pairs_interval, shift_words
@@ -318,6 +319,8 @@ def _evidence_lines(t, phase: str) -> list[tuple[str, str]]:
     """What the ledger holds about a trial besides its deciding interval, as (name, text) pairs:
     the known kinds in words, any other plain value as it is (fields later issues add show up)."""
     lines: list[tuple[str, str]] = []
+    if isinstance(t.evidence.get("close_call"), dict):
+        lines.append(("close call", resettled_words(t.evidence["close_call"])))
     for ph in ("screen", "confirm"):
         ev = t.evidence.get(ph) or {}
         if not isinstance(ev, dict) or not ev:

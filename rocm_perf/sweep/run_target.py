@@ -132,7 +132,7 @@ def optimize_options(target: SweepTarget, *, out: Path, budget_s: float, backend
         kw["min_gain"] = parse_fraction(o["min_gain"], f"{target.name}: min_gain")
     if "confidence" in o:
         kw["confidence"] = parse_fraction(o["confidence"], f"{target.name}: confidence")
-    for key in ("rounds", "max_rounds", "aa_rounds", "arch", "compile_check", "timing_lines", "allow_lower_occupancy",
+    for key in ("rounds", "max_rounds", "aa_rounds", "settle_close_calls", "arch", "compile_check", "timing_lines", "allow_lower_occupancy",
                 "counters", "metric"):
         if key in o:
             kw[key] = o[key]

@@ -38,7 +38,7 @@ MANIFEST_SUFFIX = ".toml"
 _LIST_KEYS = ("kernels", "rules", "sources")
 _STR_KEYS = ("run", "budget", "min_gain", "confidence", "arch", "compile_check", "timing_lines", "rules_dir", "name", "source",
              "counters", "metric", "project", "build")
-_INT_KEYS = ("max_trials", "rounds", "max_rounds", "aa_rounds", "max_files", "warp_size")
+_INT_KEYS = ("max_trials", "rounds", "max_rounds", "aa_rounds", "settle_close_calls", "max_files", "warp_size")
 _FLOAT_KEYS = ("timeout",)
 MANIFEST_KEYS = frozenset(_LIST_KEYS + _STR_KEYS + _INT_KEYS + _FLOAT_KEYS + ("args", "cflags", "factors", "allow_lower_occupancy"))
 
