@@ -377,6 +377,24 @@ def test_a_close_call_within_reach_is_re_measured_fresh_and_accepted_and_a_kille
     assert open_ledger(killed_dir).get("settled_close_calls") == settled
 
 
+def test_a_settled_close_call_that_its_re_measure_cannot_show_ends_at_its_limit_and_stays_named(tmp_path):
+    """The same close call on a machine whose fresh pairs are noisier (6 %): its confirmation ends
+    inconclusive at its limit (twice --settle-close-calls, capped by the confirmations' own), nothing
+    is accepted, and the report names it as a close call of that confirmation."""
+    run_dir, loop = start(tmp_path, InjectedRounds(cv=0.03, confirm_cv=0.06), min_gain=0.03, factors=[2],
+                          settle_close_calls=5000, kernels=["row_xor_sum"])
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    [tid] = ledger.get("settled_close_calls")
+    t = ledger.trial(tid)
+    assert t.status == "rejected" and t.reason == acc.REASON_INCONCLUSIVE and "a close call's limit" in t.detail
+    assert t.evidence["confirm"]["rounds"] == 40  # --max-rounds 20: the confirmations end at 40
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["accepted"] == []
+    [named] = summary["close_calls"]
+    assert named["trial"] == tid and named["phase"] == "confirm" and named["pairs"] == 40
+
+
 def test_the_race_never_raises_the_bar_the_a_a_set(tmp_path):
     """The reverse: quiet A/A pairs (1 %), a noisier race (12 %). Its pairs' intervals carry their own
     noise; the bar stays what the A/A set (a bar set too high would lose real gains unseen)."""

@@ -22,6 +22,7 @@ import pytest
 from conftest import DATA, ROOT
 from rocm_perf.cli import main
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.optimize import close_calls
 from rocm_perf.report.html import write_run_reports, write_sweep_reports
 from rocm_perf.sweep.daemon import SweepLock
 from rocm_perf.sweep.ledger import DONE, FAILED, QUARANTINED, RUNNING, SweepLedger
@@ -121,7 +122,7 @@ def test_targets_from_files_dirs_and_manifest(tmp_path):
         '[defaults]\nmax_trials = 4\n\n'
         '[[target]]\nsource = "k/a.cu"\nname = "a-big"\nargs = ["--n", "4096"]\nkernels = "k"\nbudget = "30m"\n'
         'cflags = "-DN=4 -O2"\nfactors = [2, 4]\n\n'
-        '[[target]]\nsource = "other/a.cu"\nrun = "{exe} --fast"\n')
+        '[[target]]\nsource = "other/a.cu"\nrun = "{exe} --fast"\nsettle_close_calls = 0\n')
     targets = discover_targets([tmp_path / "k", manifest, a])
     names = [t.name for t in targets]
     assert names == ["a", "b", "a-big", "a-2"]  # a.cu listed twice with no options: once; clashing stems renamed
@@ -130,6 +131,11 @@ def test_targets_from_files_dirs_and_manifest(tmp_path):
     assert big.options == {"max_trials": 4, "args": ["--n", "4096"], "kernels": ["k"], "budget": "30m",
                            "cflags": ["-DN=4", "-O2"], "factors": [2, 4]}
     assert targets[3].source == other.resolve() and targets[3].options["run"] == "{exe} --fast"
+    # what the loop is told: a manifest key overrides the default (here: never settle close calls)
+    options = optimize_options(targets[3], out=tmp_path / "runs", budget_s=60.0, backend="host", resume=None, max_trials=None)
+    assert options.settle_close_calls == 0
+    assert optimize_options(big, out=tmp_path / "runs", budget_s=60.0, backend="host", resume=None,
+                            max_trials=None).settle_close_calls == close_calls.SETTLE_MAX_PAIRS
 
 
 def test_a_manifest_target_can_be_a_project(tmp_path):
