@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 import tempfile
 import time
 from pathlib import Path
@@ -35,6 +36,7 @@ from busy_load import BUSY_KINDS, busy_processes, machine_load, steal_ticks  # n
 from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize import racing  # noqa: E402
+from rocm_perf.optimize.close_calls import SETTLE_MAX_PAIRS, close_call, settle_limit, to_settle  # noqa: E402
 from rocm_perf.optimize.confirmation import confirmation_test  # noqa: E402
 from rocm_perf.optimize.loop import pair_order  # noqa: E402
 from rocm_perf.optimize import yardstick  # noqa: E402
@@ -99,6 +101,18 @@ def raced(runner, base_exe: Path, cand_exe: Path, plan: racing.RacePlan, work: P
         if call.verdict != acc.CONTINUE:
             return acc.Decision(call.verdict, call.reason, call.interval, n, call.detail), b, c
     raise AssertionError("the last rung always decides")
+
+
+def settled(d: acc.Decision, b: list[float], c: list[float], screen: racing.RacePlan, confirm: acc.SequentialPlan):
+    """The confirmation plan the loop would re-measure a lone candidate with that did not pass
+    screening but is a close call it settles (loop._settle_close_calls), or None."""
+    if d.verdict == acc.ACCEPT or d.interval is None:
+        return None
+    evidence = {"screen": {"critical_path": d.interval.to_json()}}
+    call = close_call(1, "candidate", "rejected", d.reason, d.detail, evidence, 1.0 - screen.min_gain, (b, c), confirm.look_alpha)
+    if call is None or not to_settle([call], {1: "loop"}, set()):
+        return None
+    return replace(confirm, max_rounds=max(confirm.min_rounds, min(confirm.max_rounds, settle_limit(SETTLE_MAX_PAIRS))))
 
 
 def peer_rule(b: list[float], c: list[float]) -> bool:
@@ -166,7 +180,7 @@ def measure(args, runner, screen, confirm, a, a2, slow, work: Path, load: str) -
 
 def false_accepts(args, runner, screen, confirm, a, a2, work: Path, load: str) -> None:
     t0 = time.time()
-    accepts = {"screen": 0, "confirm": 0, "peer": 0}
+    accepts = {"screen": 0, "settled": 0, "confirm": 0, "peer": 0}
     verdicts: dict[str, int] = {}
     rounds = []
     spreads = []
@@ -178,8 +192,11 @@ def false_accepts(args, runner, screen, confirm, a, a2, work: Path, load: str) -
         rounds.append(d.rounds)
         spreads.append(acc.paired_spread(b, c))
         accepts["screen"] += d.verdict == acc.ACCEPT
-        if d.verdict == acc.ACCEPT:  # as in the loop: a screened winner is re-measured fresh
-            again, _, _ = sequential(runner, a.executable, a2.executable, confirm, work, f"{load}-aa{k}-confirm", args.metric)
+        # as in the loop: a screened winner, or a close call it settles, is re-measured fresh
+        plan = confirm if d.verdict == acc.ACCEPT else settled(d, b, c, screen, confirm)
+        if plan is not None:
+            accepts["settled"] += d.verdict != acc.ACCEPT
+            again, _, _ = sequential(runner, a.executable, a2.executable, plan, work, f"{load}-aa{k}-confirm", args.metric)
             accepts["confirm"] += again.verdict == acc.ACCEPT
         accepts["peer"] += peer_rule(b, c)
         print(f"A/A {k + 1}/{args.aa}: {d.reason} after {d.rounds} pairs; accepts so far {accepts}", file=sys.stderr, flush=True)
@@ -188,7 +205,8 @@ def false_accepts(args, runner, screen, confirm, a, a2, work: Path, load: str) -
           + (f" (of {args.aa} asked: --aa-seconds {args.aa_seconds:.0f} ran out)" if n < args.aa else "") + "\n")
     print("| rule | accepts | rate |")
     print("|---|---|---|")
-    for name, label in (("screen", "screening (a race of one)"), ("confirm", "screening then fresh confirmation (what the loop accepts)"),
+    for name, label in (("screen", "screening (a race of one)"), ("settled", "close calls re-measured (--settle-close-calls)"),
+                        ("confirm", "screening then fresh confirmation (what the loop accepts)"),
                         ("peer", "peers: mean of 3, > 2 % faster")):
         print(f"| {label} | {accepts[name]} / {n} | {accepts[name] / max(n, 1):.0%} |")
     print(f"\nverdicts: {verdicts}; rounds per decision: mean {np.mean(rounds):.1f}, max {max(rounds)}; "
@@ -198,10 +216,10 @@ def false_accepts(args, runner, screen, confirm, a, a2, work: Path, load: str) -
 def power(args, runner, screen, confirm, a, slow, work: Path, load: str) -> None:
     t0 = time.time()
     print(f"\n## 2. Power: a kernel against its slower twin, {load}, {args.metric}\n")
-    print("| known gain | measured ratio (median over all rounds) | paired spread (median) | passed screening | accepted (screening + fresh confirmation) | rounds per decision (mean, both phases) | fixed-30 rounds |")
-    print("|---|---|---|---|---|---|---|")
+    print("| known gain | measured ratio (median over all rounds) | paired spread (median) | passed screening | close calls re-measured | accepted (screening + fresh confirmation) | rounds per decision (mean, both phases) | fixed-30 rounds |")
+    print("|---|---|---|---|---|---|---|---|")
     for g, twin in slow.items():
-        acc_screen = acc_confirm = 0
+        acc_screen = acc_confirm = settles = 0
         n_rounds = []
         ratios = []
         spreads = []
@@ -210,13 +228,15 @@ def power(args, runner, screen, confirm, a, slow, work: Path, load: str) -> None
             acc_screen += d.verdict == acc.ACCEPT
             n_rounds.append(d.rounds)
             spreads.append(acc.paired_spread(b, c))
-            if d.verdict == acc.ACCEPT:
-                again, b2, c2 = sequential(runner, twin.executable, a.executable, confirm, work, f"{load}-g{g:.0f}-{k}-confirm", args.metric)
+            plan = confirm if d.verdict == acc.ACCEPT else settled(d, b, c, screen, confirm)
+            if plan is not None:
+                settles += d.verdict != acc.ACCEPT
+                again, b2, c2 = sequential(runner, twin.executable, a.executable, plan, work, f"{load}-g{g:.0f}-{k}-confirm", args.metric)
                 acc_confirm += again.verdict == acc.ACCEPT
                 n_rounds[-1] += again.rounds
             ratios.extend(np.array(c) / np.array(b))
             print(f"{g:.0f} % {k + 1}/{args.trials}: {d.reason} after {d.rounds} pairs", file=sys.stderr, flush=True)
-        print(f"| {g:.0f} % | {np.median(ratios):.3f} | {np.median(spreads):.3f} | {acc_screen} / {args.trials} | {acc_confirm} / {args.trials} "
+        print(f"| {g:.0f} % | {np.median(ratios):.3f} | {np.median(spreads):.3f} | {acc_screen} / {args.trials} | {settles} | {acc_confirm} / {args.trials} "
               f"| {np.mean(n_rounds):.1f} | 30 |", flush=True)
     print(f"\n({load}: {time.time() - t0:.0f} s)")
 
