@@ -94,7 +94,26 @@ def ledger_stats(run_dir: Path) -> dict:
             "retakes": meta.get("noise_floor_retakes") or [],
             # What its report named as unproven but faster than the bar (optimize/close_calls.py).
             "close_calls": [{k: c[k] for k in ("label", "reason", "estimate", "pairs", "spread", "pairs_to_settle")}
-                            for c in summary.get("close_calls") or []]}
+                            for c in summary.get("close_calls") or []],
+            # The close calls it re-measured itself (--settle-close-calls): each with how that ended.
+            "settled": _settled(run_dir, meta.get("settled_close_calls") or [])}
+
+
+def _settled(run_dir: Path, ids: list[int]) -> list[dict]:
+    con = sqlite3.connect(str(Path(run_dir) / "ledger.db"))
+    out = []
+    for tid in ids:
+        row = con.execute("SELECT rule, factor, loop_id, status, reason, evidence FROM trials WHERE id = ?", (tid,)).fetchone()
+        if row is None:
+            continue
+        rule, factor, loop_id, status, reason, evidence = row
+        ev = json.loads(evidence or "{}")
+        call, confirm = ev.get("close_call") or {}, ev.get("confirm") or {}
+        out.append({"label": f"{rule} x{factor} {loop_id}", "status": status, "reason": reason,
+                    "estimate": call.get("estimate"), "pairs": call.get("pairs"), "pairs_to_settle": call.get("pairs_to_settle"),
+                    "confirm_rounds": confirm.get("rounds"), "confirm_ratio": (confirm.get("critical_path") or {}).get("estimate")})
+    con.close()
+    return out
 
 
 # Runs the loop of a checkout given as argv[1] (imports from there): the `before` part's subprocess.
@@ -418,6 +437,16 @@ def print_table(results: Path) -> None:
 
 def print_close_calls(rows: dict[str, dict]) -> None:
     """The close calls each loop's report named: what it stopped unproven, and the pairs a decision would need."""
+    settled = {p: r["loop"]["settled"] for p, r in sorted(rows.items()) if (r.get("loop") or {}).get("settled")}
+    if settled:
+        print("\n| program | close call the loop re-measured | ratio, pairs | pairs to settle | re-measure | ended |")
+        print("|---|---|---|---:|---|---|")
+        for program, calls in settled.items():
+            for c in calls:
+                again = (f"{c['confirm_ratio']:.3f} after {c['confirm_rounds']} pairs" if c.get("confirm_ratio")
+                         else "not measured")
+                print(f"| {program} | {c['label']} | {c['estimate']:.3f}, {c['pairs']} | {c['pairs_to_settle']:.0f} | {again} | "
+                      f"{c['status']}{': ' + c['reason'] if c['status'] == 'rejected' else ''} |")
     named = {p: r["loop"]["close_calls"] for p, r in sorted(rows.items()) if (r.get("loop") or {}).get("close_calls")}
     if not named:
         return
