@@ -395,6 +395,41 @@ def test_a_settled_close_call_that_its_re_measure_cannot_show_ends_at_its_limit_
     assert named["trial"] == tid and named["phase"] == "confirm" and named["pairs"] == 40
 
 
+def test_a_close_call_stopped_behind_a_winner_that_fails_its_re_measure_is_confirmed_after_it(tmp_path):
+    """matmul_tiled's path (bench_search, 2026-11-28): x4 stopped at 10 pairs as slower than x8, which
+    had passed screening; x8 then fails its re-measure (here it crashes there). The loop is left
+    without a winner, so its close call goes to a confirmation of its own (the run's second), and
+    is accepted. A run killed inside that confirmation resumes to the same result."""
+    unit = "++c;\n            {\n                acc += values[c] ^ static_cast<unsigned>(c);\n            }\n            "
+    eight = unit * 6 + "++c;"  # only the x8 rewrite holds seven copies in a row
+    kw = dict(min_gain=0.03, kernels=["row_xor_sum"], factors=[2, 4, 8])
+    run_dir, loop = start(tmp_path / "run", InjectedRounds(cv=0.03, crash_if=(eight, 10**6)), **kw)
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    trials = {t.factor: t for t in ledger.trials()}
+    assert trials[8].status == "rejected" and trials[8].reason == "crash"
+    assert ledger.decision(trials[8].id, "screen")["decision"]["verdict"] == acc.ACCEPT  # it had passed screening
+    x4 = trials[4]
+    assert ledger.get("settled_close_calls") == [x4.id] and x4.status == "accepted"
+    assert x4.evidence["close_call"]["detail"].startswith(f"slower than trial {trials[8].id}, which passed screening")
+    assert ledger.decision(x4.id, "confirm")["confirmation"]["k"] == 2
+    ledger.close()
+
+    killed_dir, loop = start(tmp_path / "killed", InjectedRounds(cv=0.03, crash_if=(eight, 10**6),
+                                                                 kill_at_key=f"{x4.id}-confirm-2-B"), **kw)
+    with pytest.raises(SimulatedKill):
+        loop.run()
+    loop.ledger.close()
+    assert resume(killed_dir, InjectedRounds(cv=0.03, crash_if=(eight, 10**6)), **kw).run() == DONE
+    assert outcome(killed_dir) == outcome(run_dir)
+
+    # Without it (--settle-close-calls 0) the loop ends with nothing accepted and names x4 as a close call.
+    off_dir, loop = start(tmp_path / "off", InjectedRounds(cv=0.03, crash_if=(eight, 10**6)), settle_close_calls=0, **kw)
+    assert loop.run() == DONE
+    summary = json.loads((off_dir / "summary.json").read_text())
+    assert summary["accepted"] == [] and [c["trial"] for c in summary["close_calls"]][:1] == [x4.id]
+
+
 def test_the_race_never_raises_the_bar_the_a_a_set(tmp_path):
     """The reverse: quiet A/A pairs (1 %), a noisier race (12 %). Its pairs' intervals carry their own
     noise; the bar stays what the A/A set (a bar set too high would lose real gains unseen)."""

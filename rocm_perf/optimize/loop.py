@@ -1275,15 +1275,17 @@ class OptimizeLoop:
         self._settle_close_calls(generation)
         return CONFIRM
 
-    def _settle_close_calls(self, generation: int) -> None:
-        """After the race: each loop's close call that a few fresh pairs could settle (close_calls.to_settle,
-        --settle-close-calls) goes to the confirmations as a screened winner does, once per loop.
-        (matmul_tiled: `unroll_manual x4` stopped at 0.976 after 20 pairs by halving, a 2.4 % gain that
-        about 23 pairs at its race's 0.7 % spread would show.) Not in a project run: a stopped
-        candidate's tree is not kept (_drop_trees)."""
+    def _settle_close_calls(self, generation: int) -> bool:
+        """After the race, and again once the confirmations have no candidate left: each loop without a
+        screened or accepted candidate sends the close call that a few fresh pairs could settle
+        (close_calls.to_settle, --settle-close-calls) to the confirmations as a screened winner goes,
+        once per loop. True when it sent one. (matmul_tiled: `unroll_manual x4` stopped at 0.976 after
+        20 pairs as slower than `unroll_manual x2`, which had passed screening at 0.970 and then failed
+        its re-measure; about 23 pairs at the race's 0.7 % spread would show a 2.4 % gain.) Not in a
+        project run: a stopped candidate's tree is not kept (_drop_trees)."""
         max_pairs = self.opt.settle_close_calls
         if not max_pairs > 0 or self.project:
-            return
+            return False
         trials = self.ledger.trials()
         before = [int(i) for i in self.ledger.get("settled_close_calls") or []]
         decided = {t.loop_key for t in trials if t.status in ("screened", "confirming", "accepted", CARRIED)}
@@ -1291,7 +1293,7 @@ class OptimizeLoop:
         stopped = [t for t in trials if t.generation == generation and not t.components and t.loop_key not in decided
                    and unproven(t.status, t.reason) and measured_phase(t.evidence) == "screen"]
         if not stopped:
-            return
+            return False
         threshold = 1.0 - float(self.ledger.get("effective_min_gain", self.opt.min_gain))
         tail = self._plan(acc.confirmation_alpha(self.alpha, 1)).look_alpha  # the report's level for close calls
         calls = {}
@@ -1301,7 +1303,7 @@ class OptimizeLoop:
                 calls[t.id] = call
         chosen = to_settle(list(calls.values()), {t.id: t.loop_key for t in stopped}, decided, max_pairs, self._pairs_left())
         if not chosen:
-            return
+            return False
         with self.ledger.transaction():
             for tid in chosen:
                 t = self.ledger.trial(tid)
@@ -1313,6 +1315,7 @@ class OptimizeLoop:
             self.report.message(f"{self.ledger.trial(tid).label}: a close call ({call.estimate:.3f} after {call.pairs} pairs, "
                                 f"stopped {call.reason}; about {math.ceil(call.pairs_to_settle)} pairs would settle it): "
                                 "to be re-measured")
+        return True
 
     def _start_race(self, generation: int, plan: racing.RacePlan) -> None:
         """The race's entrants (--max-trials, by score) and their first rung (the budget, by score)."""
@@ -1500,8 +1503,10 @@ class OptimizeLoop:
         while True:
             self._check_stop()
             contenders = [t for t in self.ledger.trials(status="screened") if t.generation == generation]
-            if not contenders:
+            if not contenders and not self._settle_close_calls(generation):
                 return COMBINE
+            if not contenders:
+                continue  # a loop whose screened winners all failed their re-measure has its close call confirmed
             carries = [t for t in contenders if t.components]
             if carries:
                 group = carries[:1]

@@ -72,27 +72,38 @@ def simulate_search(candidates: list[Synthetic], plan: RacePlan, confirm_plan: a
         alive = [r for r in alive if rung_calls[r.id].verdict == acc.CONTINUE]
     screened = [calls[i] for i in calls if calls[i].verdict == acc.ACCEPT]
     settled = _close_calls_to_settle(racers, calls, set(passed), plan, confirm_plan, settle_max_pairs, pairs_budget - pairs)
-    by_group: dict[str, list[Call]] = {}
-    for call in sorted(screened + [calls[i] for i in settled], key=lambda c: (c.interval.estimate, c.id)):
-        by_group.setdefault(racers[call.id].group, []).append(call)
-    order = sorted(by_group.values(), key=lambda cs: (cs[0].interval.estimate, cs[0].id))
-    accepted, confirmations = [], []
-    for group_calls in order:
-        for call in group_calls:
-            if max_confirmations is not None and len(confirmations) >= max_confirmations:
-                break
-            k = len(confirmations) + 1
-            level = acc.confirmation_alpha(plan.alpha, k)
-            fresh = confirm_plan.with_alpha(level)
-            if call.id in settled:  # a close call's confirmation ends sooner (loop._confirm_one)
-                fresh = replace(fresh, max_rounds=max(fresh.min_rounds, min(fresh.max_rounds, settle_limit(settle_max_pairs))))
-            b, c = draw(truth[call.id], fresh.max_rounds)
-            decision = acc.run_sequential(zip(b, c), fresh)
-            pairs += decision.rounds
-            confirmations.append((call.id, decision.verdict, level))
-            if decision.verdict == acc.ACCEPT:
-                accepted.append(call.id)
-                break
+    accepted: list[int] = []
+    confirmations: list[tuple[int, str, float]] = []
+
+    def confirm_by_loop(contenders: list[Call]) -> None:
+        """Per loop, best loop first, its contenders by estimate until one is accepted."""
+        nonlocal pairs
+        by_group: dict[str, list[Call]] = {}
+        for call in sorted(contenders, key=lambda c: (c.interval.estimate, c.id)):
+            by_group.setdefault(racers[call.id].group, []).append(call)
+        for group_calls in sorted(by_group.values(), key=lambda cs: (cs[0].interval.estimate, cs[0].id)):
+            for call in group_calls:
+                if max_confirmations is not None and len(confirmations) >= max_confirmations:
+                    break
+                k = len(confirmations) + 1
+                level = acc.confirmation_alpha(plan.alpha, k)
+                fresh = confirm_plan.with_alpha(level)
+                if call.id in settled:  # a close call's confirmation ends sooner (loop._confirm_one)
+                    fresh = replace(fresh, max_rounds=max(fresh.min_rounds, min(fresh.max_rounds, settle_limit(settle_max_pairs))))
+                b, c = draw(truth[call.id], fresh.max_rounds)
+                decision = acc.run_sequential(zip(b, c), fresh)
+                pairs += decision.rounds
+                confirmations.append((call.id, decision.verdict, level))
+                if decision.verdict == acc.ACCEPT:
+                    accepted.append(call.id)
+                    break
+
+    confirm_by_loop(screened + [calls[i] for i in settled])
+    # Loops whose screened winners all failed their re-measure: their close calls, once per loop (loop.confirm).
+    decided = {racers[i].group for i in accepted} | {racers[i].group for i in settled}
+    later = _close_calls_to_settle(racers, calls, decided, plan, confirm_plan, settle_max_pairs, pairs_budget - pairs)
+    settled += later
+    confirm_by_loop([calls[i] for i in later])
     return SearchResult(calls, accepted, confirmations, pairs, settled)
 
 
