@@ -291,6 +291,10 @@ class SequentialPlan:
     def with_alpha(self, alpha: float) -> "SequentialPlan":
         return replace(self, alpha=alpha)
 
+    def ending_by(self, pairs: int) -> "SequentialPlan":
+        """This test with its last look at `pairs` at most (never before its first look)."""
+        return replace(self, max_rounds=max(self.min_rounds, min(self.max_rounds, pairs)))
+
     def with_min_gain(self, min_gain: float) -> "SequentialPlan":
         return replace(self, min_gain=min_gain)
 

@@ -5,11 +5,12 @@ A run that accepts nothing says "no candidate was proven faster", which is true 
 the user reviewing it also needs to know that a candidate read, say, 2.4 % faster against the
 2 % bar and was stopped because at its spread a few hundred pairs would be needed to tell
 (kernels/matmul_tiled.cu: `unroll_manual x2`, 0.976 after 20 pairs, a 2.6 % gain that exhaustive
-search's 20 pairs a candidate could not show to reach the bar either). The run never accepts such
-a candidate; the report names it, with the pairs a decision would need if its ratio held, so that
-the user can decide whether to spend them (`--max-rounds`, `--time-budget`) or lower the bar.
+search's 20 pairs a candidate could not show to reach the bar either). The report names it, with
+the pairs a decision would need if its ratio held. When those are few (`to_settle`), the loop
+re-measures it itself, as a confirmation; otherwise the user decides whether to spend them
+(`--max-rounds`, `--time-budget`) or lower the bar.
 
-Pure: the report (artifacts.py) passes each trial's recorded pairs.
+Pure: the report (artifacts.py) and the loop pass each trial's recorded pairs.
 """
 
 from __future__ import annotations

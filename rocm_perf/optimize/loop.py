@@ -1304,15 +1304,15 @@ class OptimizeLoop:
         chosen = to_settle(list(calls.values()), {t.id: t.loop_key for t in stopped}, decided, max_pairs, self._pairs_left())
         if not chosen:
             return False
+        by_id = {t.id: t for t in stopped}
         with self.ledger.transaction():
             for tid in chosen:
-                t = self.ledger.trial(tid)
                 self.ledger.update_trial(tid, status="screened", reason="", detail="",
-                                         evidence={**t.evidence, "close_call": calls[tid].to_json()})
+                                         evidence={**by_id[tid].evidence, "close_call": calls[tid].to_json()})
             self.ledger.set("settled_close_calls", before + chosen)
         for tid in chosen:
             call = calls[tid]
-            self.report.message(f"{self.ledger.trial(tid).label}: a close call ({call.estimate:.3f} after {call.pairs} pairs, "
+            self.report.message(f"{by_id[tid].label}: a close call ({call.estimate:.3f} after {call.pairs} pairs, "
                                 f"stopped {call.reason}; about {math.ceil(call.pairs_to_settle)} pairs would settle it): "
                                 "to be re-measured")
         return True
@@ -1503,10 +1503,10 @@ class OptimizeLoop:
         while True:
             self._check_stop()
             contenders = [t for t in self.ledger.trials(status="screened") if t.generation == generation]
-            if not contenders and not self._settle_close_calls(generation):
-                return COMBINE
             if not contenders:
-                continue  # a loop whose screened winners all failed their re-measure has its close call confirmed
+                if self._settle_close_calls(generation):
+                    continue  # a loop whose screened winners all failed their re-measure has its close call confirmed
+                return COMBINE
             carries = [t for t in contenders if t.components]
             if carries:
                 group = carries[:1]
@@ -1531,11 +1531,11 @@ class OptimizeLoop:
         # A combination on the baseline its parts were screened on (their ratios compare with its own)
         combination = t.rule == COMBINATION and all(self.ledger.trial(c).generation == t.generation for c in t.components)
         if combination:
-            plan = replace(plan, max_rounds=max(plan.min_rounds, min(plan.max_rounds, COMBINATION_MAX_PAIRS)))
+            plan = plan.ending_by(COMBINATION_MAX_PAIRS)
             must_beat = self._best_part(t)
         close = "close_call" in t.evidence
         if close:
-            plan = replace(plan, max_rounds=max(plan.min_rounds, min(plan.max_rounds, settle_limit(self.opt.settle_close_calls))))
+            plan = plan.ending_by(settle_limit(self.opt.settle_close_calls))
         verdict, reason, evidence = self._measure(t, "confirm", plan, done, left, must_beat)
         evidence["confirmation"] = {"k": k, "alpha": alpha_k}
         if verdict != acc.ACCEPT and combination and not evidence.get("detail"):

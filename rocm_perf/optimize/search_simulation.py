@@ -9,7 +9,7 @@ from known true ratios, so that find rates, costs and false accepts can be count
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -89,7 +89,7 @@ def simulate_search(candidates: list[Synthetic], plan: RacePlan, confirm_plan: a
                 level = acc.confirmation_alpha(plan.alpha, k)
                 fresh = confirm_plan.with_alpha(level)
                 if call.id in settled:  # a close call's confirmation ends sooner (loop._confirm_one)
-                    fresh = replace(fresh, max_rounds=max(fresh.min_rounds, min(fresh.max_rounds, settle_limit(settle_max_pairs))))
+                    fresh = fresh.ending_by(settle_limit(settle_max_pairs))
                 b, c = draw(truth[call.id], fresh.max_rounds)
                 decision = acc.run_sequential(zip(b, c), fresh)
                 pairs += decision.rounds

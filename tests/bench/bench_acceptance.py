@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 import tempfile
 import time
 from pathlib import Path
@@ -112,7 +111,7 @@ def settled(d: acc.Decision, b: list[float], c: list[float], screen: racing.Race
     call = close_call(1, "candidate", "rejected", d.reason, d.detail, evidence, 1.0 - screen.min_gain, (b, c), confirm.look_alpha)
     if call is None or not to_settle([call], {1: "loop"}, set()):
         return None
-    return replace(confirm, max_rounds=max(confirm.min_rounds, min(confirm.max_rounds, settle_limit(SETTLE_MAX_PAIRS))))
+    return confirm.ending_by(settle_limit(SETTLE_MAX_PAIRS))
 
 
 def peer_rule(b: list[float], c: list[float]) -> bool:

@@ -78,6 +78,7 @@ def ledger_stats(run_dir: Path) -> dict:
     for (r,) in con.execute("SELECT reason FROM trials WHERE status = 'rejected'"):
         reasons[r] = reasons.get(r, 0) + 1
     (final_exe,) = con.execute("SELECT executable FROM baselines ORDER BY generation DESC LIMIT 1").fetchone()
+    settled = _settled(con, meta.get("settled_close_calls") or [])
     con.close()
     fc = meta.get("final_check")
     summary_path = Path(run_dir) / "summary.json"  # the loop's own, at its finish (a before loop's may predate close calls)
@@ -96,11 +97,11 @@ def ledger_stats(run_dir: Path) -> dict:
             "close_calls": [{k: c[k] for k in ("label", "reason", "estimate", "pairs", "spread", "pairs_to_settle")}
                             for c in summary.get("close_calls") or []],
             # The close calls it re-measured itself (--settle-close-calls): each with how that ended.
-            "settled": _settled(run_dir, meta.get("settled_close_calls") or [])}
+            "settled": settled}
 
 
-def _settled(run_dir: Path, ids: list[int]) -> list[dict]:
-    con = sqlite3.connect(str(Path(run_dir) / "ledger.db"))
+def _settled(con: sqlite3.Connection, ids: list[int]) -> list[dict]:
+    """Each close call the loop re-measured (ledger meta `settled_close_calls`) and how that ended."""
     out = []
     for tid in ids:
         row = con.execute("SELECT rule, factor, loop_id, status, reason, evidence FROM trials WHERE id = ?", (tid,)).fetchone()
@@ -112,7 +113,6 @@ def _settled(run_dir: Path, ids: list[int]) -> list[dict]:
         out.append({"label": f"{rule} x{factor} {loop_id}", "status": status, "reason": reason,
                     "estimate": call.get("estimate"), "pairs": call.get("pairs"), "pairs_to_settle": call.get("pairs_to_settle"),
                     "confirm_rounds": confirm.get("rounds"), "confirm_ratio": (confirm.get("critical_path") or {}).get("estimate")})
-    con.close()
     return out
 
 
