@@ -23,6 +23,7 @@ import pytest
 from rocm_perf.backends.base import Backend, Program
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize import close_calls, racing
+from rocm_perf.optimize.artifacts import render_markdown, terminal_summary
 from rocm_perf.optimize.command import create_run
 from rocm_perf.optimize.ledger import open_ledger
 from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools, Stopped
@@ -609,6 +610,19 @@ def test_a_combination_that_does_not_pay_is_followed_by_one_winner_at_a_time(tmp
     second = ledger.trial(carries[1].components[0])
     assert first.status == "carried" and second.status == "rejected"
     assert f"when carried onto a newer baseline as trial {carries[1].id}" in second.detail
+    # The report says the rejected carry's rewrite was an alternative to the accepted ones, not an extra.
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (alt,) = summary["alternatives"]
+    assert (alt["trial"], alt["carry"], alt["reason"]) == (second.id, carries[1].id, carries[1].reason)
+    assert alt["onto"] == [alone[0].id, carries[0].id] and alt["measured"]["estimate"] > 1.0
+    assert [r["trial"] for r in alt["rivals"]] == [alone[0].id, carries[0].id]  # both screened on the original
+    assert f"on top of trial {alone[0].id}, trial {carries[0].id} it measured" in alt["words"]
+    report = (run_dir / "report.md").read_text()
+    assert "## Alternatives that did not add" in report and f"| {second.id} | " in report.split("## Alternatives")[1]
+    assert "<h3>Alternatives that did not add</h3>" in (run_dir / "report.html").read_text()
+    plain = render_markdown(summary)  # the report.md the loop writes without the HTML report's hook
+    assert "## Alternatives that did not add" in plain and alt["words"] in plain
+    assert "1 screened winner of other loops added nothing" in terminal_summary(summary)
     final = (run_dir / "final.cu").read_text()
     assert final.count(SHIFT_BODY) > 1 or final.count(WEIGHTED_BODY) > 1
     assert not (final.count(SHIFT_BODY) > 1 and final.count(WEIGHTED_BODY) > 1)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.optimize import acceptance as acc
+from rocm_perf.optimize.alternatives import INTRO as ALTERNATIVES_INTRO, alternatives
 from rocm_perf.optimize.close_calls import close_call, measured_phase, resettled_words, settle_words, unproven
 from rocm_perf.optimize.confirmation import confirmation_test
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Ledger, Trial
@@ -92,6 +93,8 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "open": [_trial_json(t) for t in trials if t.status not in ("accepted", "rejected", "carried")],
         # Unproven candidates that read faster than the bar, and the pairs a decision would need (close_calls.py).
         "close_calls": close_calls_of(ledger, trials),
+        # Screened winners whose carry onto an accepted change measured no gain there (alternatives.py).
+        "alternatives": alternatives(trials, bases),
         "trials": len(trials),
         "search": search_summary(ledger, trials),
     }
@@ -320,6 +323,7 @@ def render_markdown(s: dict) -> str:
                 or "unchanged"))
         lines += ["", "```diff", t["diff"].rstrip(), "```"]
     lines += _close_calls_markdown(s)
+    lines += _alternatives_markdown(s)
     if s.get("carried"):
         lines += ["", "Carried (accepted as part of a later trial): " + ", ".join(
             f"trial {t['id']} ({t['rule']} x{t['factor']} on {t['loop']}, {t['detail']})" for t in s["carried"])]
@@ -359,6 +363,16 @@ def _close_calls_markdown(s: dict) -> list[str]:
                      f"({c['phase']}) | {c['pairs']} | {_cell(stopped, 160)} | {c['settle']} |")
     if len(calls) > CLOSE_CALLS_SHOWN:
         lines.append(f"\n({len(calls) - CLOSE_CALLS_SHOWN} more in summary.json, `close_calls`.)")
+    return lines
+
+
+def _alternatives_markdown(s: dict) -> list[str]:
+    alts = s.get("alternatives") or []
+    if not alts:
+        return []
+    lines = ["", "## Alternatives that did not add", "", ALTERNATIVES_INTRO, "",
+             "| trial | candidate | what was measured |", "|---|---|---|"]
+    lines += [f"| {a['trial']} | {_cell(a['label'], 120)} | {_cell(a['words'], 1000)} |" for a in alts]
     return lines
 
 
@@ -474,6 +488,10 @@ def terminal_summary(s: dict) -> str:
         out.append("  rejected: " + ", ".join(f"{n} {r}" for r, n in sorted(by_reason.items())))
     for c in (s.get("close_calls") or [])[:3]:  # unproven, read faster than the bar (report.md: Close calls)
         out.append(f"  ? #{c['trial']} {c['label']}: read {c['estimate']:.3f} after {c['pairs']} pairs, {c['reason']}; {c['settle']}")
+    alts = s.get("alternatives") or []
+    if alts:  # screened winners that added nothing on top of an accepted change (report.md: Alternatives)
+        out.append(f"  = {len(alts)} screened winner{'s' if len(alts) > 1 else ''} of other loops added nothing on top of "
+                   f"the accepted change{'s' if len(s['accepted']) > 1 else ''}: alternatives, not extras (report.md)")
     if s.get("final_check"):
         out.append(f"  original -> final: {_speedup_text(s['final_check'])} {name} (ratio {_interval_text(s['final_check'])})"
                    + _plain_text(s.get("final_check_plain")))

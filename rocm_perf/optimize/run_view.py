@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.artifacts import decision_metric, retake_text
+from rocm_perf.optimize.alternatives import alternatives
 from rocm_perf.optimize.close_calls import resettled_words
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
 from rocm_perf.optimize.measure import metric_of
@@ -178,6 +179,7 @@ class RunView:
     before_after: dict | None = None  # original vs final per kernel (`rocm-perf compare`'s JSON), when kept
     search: str = ""  # how the candidates were searched (compile first, race), one line; "" before that search
     close_calls: list[dict] = field(default_factory=list)  # unproven, read faster than the bar (optimize/close_calls.py)
+    alternatives: list[dict] = field(default_factory=list)  # screened winners that added nothing (optimize/alternatives.py)
 
     @property
     def finished(self) -> bool:
@@ -571,6 +573,7 @@ def load_run(run_dir: Path) -> RunView:
         view.before_after = _before_after(run_dir)
         view.search = _search_note(ledger)
         view.close_calls = _close_calls(ledger)
+        view.alternatives = alternatives(ledger.trials(), ledger.baselines())
         return view
     finally:
         ledger.close()

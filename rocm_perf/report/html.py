@@ -29,6 +29,7 @@ from rocm_perf import __version__
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.durations import duration
+from rocm_perf.optimize.alternatives import INTRO as ALTERNATIVES_INTRO
 from rocm_perf.optimize.run_view import RunView, load_run
 from rocm_perf.report.figure import Figure
 from rocm_perf.report.run_figures import RunFigures, run_figures
@@ -202,7 +203,8 @@ def render_markdown(view: RunView | SweepView, report: Report | None = None, fig
 
 
 def _context(report: Report) -> dict:
-    return {"title": report.title, "sweep": report.sweep, "pages": report.pages, "generated": report.generated}
+    return {"title": report.title, "sweep": report.sweep, "pages": report.pages, "generated": report.generated,
+            "alternatives_intro": ALTERNATIVES_INTRO}
 
 
 def write_reports(view: RunView | SweepView, html: Path, markdown: Path) -> list[Path]:
