@@ -398,7 +398,10 @@ def print_table(results: Path) -> None:
                 # Older results lack same_source: the sources are compared while they are on disk.
                 same = (h2h or {}).get("same_source", same_source(ex.get("best_executable"), lp.get("final_executable")))
                 gain_ok = below_bar or loop_gain >= 0.95 * target or bool(same)
-                goal = "yes" if gain_ok and lp["runs"] <= 0.5 * ex["runs"] else "no"
+                runs_ok = lp["runs"] <= 0.5 * ex["runs"]
+                goal = "yes" if gain_ok and runs_ok else "no"
+                if not runs_ok:
+                    goal += f" (runs: {cost:.0%} of exhaustive's)"
                 if 0 < target and below_bar and loop_gain < 0.95 * target:
                     goal += f" (exhaustive's gain not shown to reach --min-gain {min_gain:.0%})"
                 elif same and loop_gain < 0.95 * target:
