@@ -7,6 +7,9 @@ interleaved rounds on a busy machine are; one noise model adds the stalls of a s
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -295,3 +298,22 @@ def test_a_loops_last_racer_passes_at_the_lenient_level_only_when_no_rival_races
     assert ahead.reason == rc.OUTRACED and ahead.detail.startswith("slower than trial 9, which passed screening")
     behind = rc.judge_rung([gain], 10, plan, {"L": [passed(0.99)]})[1]
     assert behind.verdict == acc.ACCEPT and "last racer" in behind.detail
+
+
+def test_a_loops_last_racer_at_the_last_rung_passes_at_the_lenient_level_too():
+    """pipeline's `#pragma unroll 8` (12-program pass at 1b9e3dd) raced alone from 40 pairs to the
+    last rung at 15.6 % spread: its 90 % interval at 100 pairs, [0.923, 0.979], lies below the bar,
+    and the strict level's does not. The lenient rule applied at every rung but the last, where the
+    strict call is inconclusive rather than continue: the run dropped it inconclusive instead of
+    sending it to its fresh re-measure. A rival still racing at the last rung keeps both strict."""
+    data = json.loads((Path(__file__).parent / "data" / "pipeline_last_racer_pairs.json").read_text())
+    plan = rc.RacePlan.doubling(0.02, ALPHA, 5, 100)
+    racer = rc.Racer(6, "expand_chunk:1:44", 1.0, data["baseline"], data["candidate"])
+    assert rc.judge(racer, 100, plan).verdict == acc.INCONCLUSIVE  # the strict level alone
+    for n in (40, 80):  # not yet below the bar at the lenient level: it races on
+        assert rc.judge_rung([racer], n, plan)[6].verdict == acc.CONTINUE
+    call = rc.judge_rung([racer], 100, plan)[6]
+    assert call.verdict == acc.ACCEPT and call.detail.startswith(rc.LAST_RACER) and "[0.923, 0.979]" in call.detail
+    rival = rc.Racer(7, "expand_chunk:1:44", 1.0, data["baseline"], data["candidate"])  # as undecided as it
+    calls = rc.judge_rung([racer, rival], 100, rc.RacePlan.doubling(0.02, ALPHA, 5, 100, keep=1.0))
+    assert calls[6].verdict == calls[7].verdict == acc.INCONCLUSIVE
