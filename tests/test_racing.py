@@ -306,7 +306,7 @@ def test_a_loops_last_racer_at_the_last_rung_passes_at_the_lenient_level_too():
     and the strict level's does not. The lenient rule applied at every rung but the last, where the
     strict call is inconclusive rather than continue: the run dropped it inconclusive instead of
     sending it to its fresh re-measure. A rival still racing at the last rung keeps both strict."""
-    data = json.loads((Path(__file__).parent / "data" / "pipeline_last_racer_pairs.json").read_text())
+    data = json.loads((Path(__file__).parent / "data" / "measured" / "pipeline_last_racer_pairs.json").read_text())
     plan = rc.RacePlan.doubling(0.02, ALPHA, 5, 100)
     racer = rc.Racer(6, "expand_chunk:1:44", 1.0, data["baseline"], data["candidate"])
     assert rc.judge(racer, 100, plan).verdict == acc.INCONCLUSIVE  # the strict level alone
