@@ -63,6 +63,15 @@ class RatioInterval:
         return asdict(self)
 
 
+def interval_text(iv: dict | None) -> str:
+    """A recorded interval (RatioInterval.to_json) as "0.957 [0.951, 0.967]"; "-" when it has no
+    pairs. A first rung's can be unbounded above: "inf"."""
+    if not iv or not iv.get("n"):
+        return "-"
+    high = "inf" if math.isinf(iv["high"]) else f"{iv['high']:.3f}"
+    return f"{iv['estimate']:.3f} [{iv['low']:.3f}, {high}]"
+
+
 def log_ratios(baseline: list[float] | np.ndarray, candidate: list[float] | np.ndarray) -> np.ndarray:
     """log(candidate_i / baseline_i) for paired rounds; both must be positive and of equal length."""
     b = np.asarray(baseline, dtype=float)

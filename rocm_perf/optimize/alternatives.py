@@ -14,8 +14,6 @@ Pure: the report (artifacts.py, run_view.py) passes the ledger's trials and base
 
 from __future__ import annotations
 
-import math
-
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize.ledger import COMBINATION, Baseline, Trial
 
@@ -32,11 +30,6 @@ INTRO = ("Screened faster alone, but carried onto the accepted changes they meas
 def _interval(t: Trial, phase: str) -> dict | None:
     iv = (t.evidence.get(phase) or {}).get("critical_path")
     return iv if iv and iv.get("n") else None
-
-
-def _text(iv: dict) -> str:
-    high = "inf" if math.isinf(iv["high"]) else f"{iv['high']:.3f}"
-    return f"{iv['estimate']:.3f} [{iv['low']:.3f}, {high}]"
 
 
 def _screened(t: Trial, by_id: dict[int, Trial]) -> Trial:
@@ -65,21 +58,21 @@ def alternatives(trials: list[Trial], baselines: list[Baseline]) -> list[dict]:
         rivals = []
         for a in onto:
             screened = _screened(by_id[a], by_id) if a in by_id else None
-            if screened is not None and screened.generation == own.generation and _interval(screened, "screen"):
-                rivals.append((a, screened, _interval(screened, "screen")))
+            if screened is not None and screened.generation == own.generation and (iv := _interval(screened, "screen")):
+                rivals.append((a, screened, iv))
         out.append({"trial": own.id, "label": own.label, "loop": own.loop_id, "screen": alone,
                     "carry": carry.id, "onto": onto, "reason": carry.reason, "measured": measured,
                     "rivals": [{"trial": a, "screened_as": s.id, "screen": iv} for a, s, iv in rivals],
-                    "words": _words(own, alone, carry, measured, onto, rivals)})
+                    "words": _words(alone, carry, measured, onto, rivals)})
     return sorted(out, key=lambda r: r["trial"])
 
 
-def _words(own: Trial, alone: dict | None, carry: Trial, measured: dict, onto: list[int],
+def _words(alone: dict | None, carry: Trial, measured: dict, onto: list[int],
            rivals: list[tuple[int, Trial, dict]]) -> str:
     names = ", ".join(f"trial {a}" for a in onto) or "the newer baseline"
     parts = []
     if alone:
-        parts.append(f"alone it screened at {_text(alone)}")
+        parts.append(f"alone it screened at {acc.interval_text(alone)}")
     for a, s, iv in rivals:
         who = f"trial {a}" + (f" (screened as trial {s.id})" if s.id != a else "")
         if alone and alone["low"] > iv["high"]:
@@ -88,8 +81,8 @@ def _words(own: Trial, alone: dict | None, carry: Trial, measured: dict, onto: l
             how = "faster than"  # kept second: the run confirms the better estimate first, and it may fail
         else:
             how = "within the interval of"
-        parts.append(f"{how} {who}'s {_text(iv)} on the same baseline")
-    on_top = (f"on top of {names} it measured {_text(measured)} ({carry.reason}, trial {carry.id}): "
+        parts.append(f"{how} {who}'s {acc.interval_text(iv)} on the same baseline")
+    on_top = (f"on top of {names} it measured {acc.interval_text(measured)} ({carry.reason}, trial {carry.id}): "
               "the gains do not add")
     tail = ("; the run kept the change that was confirmed first, and the two were not measured against each other"
             if rivals else "")

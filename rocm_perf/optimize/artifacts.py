@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import shutil
 from pathlib import Path
 
@@ -37,13 +36,6 @@ def changed_files(before_tree: Path, after_tree: Path, sources: list[str]) -> li
 def project_diff(changes: list[tuple[str, bytes, bytes]]) -> str:
     """One patch over several files, paths relative to the project root (`git apply` there)."""
     return "".join(unified_diff(b.decode(errors="replace"), a.decode(errors="replace"), rel) for rel, b, a in changes)
-
-
-def _interval_text(iv: dict | None) -> str:
-    if not iv or not iv.get("n"):
-        return "-"
-    high = "inf" if math.isinf(iv["high"]) else f"{iv['high']:.3f}"
-    return f"{iv['estimate']:.3f} [{iv['low']:.3f}, {high}]"
 
 
 def _speedup_text(iv: dict | None) -> str:
@@ -283,11 +275,11 @@ def render_markdown(s: dict) -> str:
         lines.append(f"- decided on: **{name}**, the {metric.get('meaning')} ({metric.get('how')})")
     nf = s.get("noise_floor")
     if nf:
-        lines.append(f"- A/A noise floor ({name}): ratio {_interval_text(nf['interval'])}, floor {nf['floor'] * 100:.2f} %;"
+        lines.append(f"- A/A noise floor ({name}): ratio {acc.interval_text(nf['interval'])}, floor {nf['floor'] * 100:.2f} %;"
                      f" min gain used {float(s['effective_min_gain']) * 100:.2f} %"
                      + (f"; floor {retake_text(s['noise_floor_retakes'])}" if s.get("noise_floor_retakes") else ""))
     if s.get("final_check"):
-        lines.append(f"- original vs final ({name}): ratio {_interval_text(s['final_check'])}, "
+        lines.append(f"- original vs final ({name}): ratio {acc.interval_text(s['final_check'])}, "
                      f"speedup {_speedup_text(s['final_check'])}, over {s['final_check'].get('n', 0)} interleaved pairs"
                      + _plain_text(s.get("final_check_plain")))
     lines += _before_after_markdown(s.get("before_after"))
@@ -306,11 +298,11 @@ def render_markdown(s: dict) -> str:
         if t.get("components") and t["rule"] != "combination":
             title += f" (trial {t['components'][0]}'s rewrite, carried onto the newer baseline)"
         lines += ["", f"### Trial {t['id']}: {title}", "",
-                  f"- {conf.get('metric', name)} ratio (fresh re-measure): {_interval_text(conf.get('critical_path'))},"
+                  f"- {conf.get('metric', name)} ratio (fresh re-measure): {acc.interval_text(conf.get('critical_path'))},"
                   f" speedup {_speedup_text(conf.get('critical_path'))}, {conf.get('rounds')} rounds",
-                  f"- kernel ratio (median dispatch, wall clock): {_interval_text(conf.get('kernel'))}",
+                  f"- kernel ratio (median dispatch, wall clock): {acc.interval_text(conf.get('kernel'))}",
                   *_probe_shift_lines(conf),
-                  f"- screening: {_interval_text(t['evidence'].get('screen', {}).get('critical_path'))}"
+                  f"- screening: {acc.interval_text(t['evidence'].get('screen', {}).get('critical_path'))}"
                   + (f"; {resettled_words(t['evidence']['close_call'])}" if t["evidence"].get("close_call") else ""),
                   f"- confirmation: #{conf.get('confirmation', {}).get('k')} of the run, at level "
                   f"{conf.get('confirmation', {}).get('alpha', float('nan')):.4g} (alpha spent across the run)",
@@ -429,7 +421,7 @@ def _plain_text(plain: dict | None) -> str:
     """'; cpu-path over the same pairs: ...' where a probe-divided metric decided, else ''."""
     if not plain:
         return ""
-    return f"; {plain['metric']} over the same pairs: {_speedup_text(plain)} (ratio {_interval_text(plain)})"
+    return f"; {plain['metric']} over the same pairs: {_speedup_text(plain)} (ratio {acc.interval_text(plain)})"
 
 
 def _probe_shift_lines(conf: dict) -> list[str]:
@@ -438,9 +430,9 @@ def _probe_shift_lines(conf: dict) -> list[str]:
     shift, plain = conf.get("probe_shift"), conf.get("plain")
     if not shift:
         return []
-    line = f"- speed probe, candidate's readings over the baseline's: {_interval_text(shift)}, {shift_words(shift)}"
+    line = f"- speed probe, candidate's readings over the baseline's: {acc.interval_text(shift)}, {shift_words(shift)}"
     if plain:
-        line += f"; {plain['metric']} over the same pairs: ratio {_interval_text(plain)}, speedup {_speedup_text(plain)}"
+        line += f"; {plain['metric']} over the same pairs: ratio {acc.interval_text(plain)}, speedup {_speedup_text(plain)}"
     return [line]
 
 
@@ -480,7 +472,7 @@ def terminal_summary(s: dict) -> str:
         conf = t["evidence"].get("confirm", {})
         what = f"{t['rule']} x{t['factor']}" if t["factor"] else t["rule"]  # a combination has no factor
         out.append(f"  + #{t['id']} {t['kernel']} {t['loop']} {what}: "
-                   f"{_speedup_text(conf.get('critical_path'))} {conf.get('metric', name)}, ratio {_interval_text(conf.get('critical_path'))}")
+                   f"{_speedup_text(conf.get('critical_path'))} {conf.get('metric', name)}, ratio {acc.interval_text(conf.get('critical_path'))}")
     by_reason: dict[str, int] = {}
     for t in s["rejected"]:
         by_reason[t["reason"]] = by_reason.get(t["reason"], 0) + 1
@@ -493,6 +485,6 @@ def terminal_summary(s: dict) -> str:
         out.append(f"  = {len(alts)} screened winner{'s' if len(alts) > 1 else ''} of other loops added nothing on top of "
                    f"the accepted change{'s' if len(s['accepted']) > 1 else ''}: alternatives, not extras (report.md)")
     if s.get("final_check"):
-        out.append(f"  original -> final: {_speedup_text(s['final_check'])} {name} (ratio {_interval_text(s['final_check'])})"
+        out.append(f"  original -> final: {_speedup_text(s['final_check'])} {name} (ratio {acc.interval_text(s['final_check'])})"
                    + _plain_text(s.get("final_check_plain")))
     return "\n".join(out)

@@ -522,7 +522,8 @@ def load_run(run_dir: Path) -> RunView:
         view.top_kernels = [_ranked(k) for k in top]
         view.ranking = [_ranked(k) for k in ledger.get("ranking") or []]
         baselines = ledger.baselines()
-        for t in ledger.trials():
+        trials = ledger.trials()
+        for t in trials:
             phase = "confirm" if "confirm" in t.evidence else "screen"
             evidence = t.evidence.get(phase, {})
             metric = evidence.get("metric", view.metric) if isinstance(evidence, dict) else view.metric
@@ -573,7 +574,7 @@ def load_run(run_dir: Path) -> RunView:
         view.before_after = _before_after(run_dir)
         view.search = _search_note(ledger)
         view.close_calls = _close_calls(ledger)
-        view.alternatives = alternatives(ledger.trials(), ledger.baselines())
+        view.alternatives = alternatives(trials, baselines)
         return view
     finally:
         ledger.close()

@@ -427,12 +427,12 @@ def print_table(results: Path) -> None:
         print(f"\nGoal met on {len(met)} of {len(judged)} programs"
               + (f" (missed: {', '.join(p for p in judged if p not in met)})" if len(met) < len(judged) else "")
               + f"; the loops spent {loop_runs:,} runs against exhaustive search's {exh_runs:,} ({loop_runs / exh_runs:.0%}).")
-        unshown = [p for p, why in shortfalls.items() if not why.startswith(SHOWN_SHORT)]
         if shortfalls:
-            print(f"Of the {len(shortfalls)} judged short of 95 % of the gain on estimates, "
-                  f"{len(shortfalls) - len(unshown)} {'is' if len(shortfalls) - len(unshown) == 1 else 'are'} shown short "
-                  f"by the direct comparison of the two programs"
-                  + (f"; {', '.join(unshown)}: within its resolution" if len(unshown) == 1 else f"; {', '.join(unshown)}: within theirs" if unshown else "") + ".")
+            unshown = [p for p, why in shortfalls.items() if not why.startswith(SHOWN_SHORT)]
+            shown = len(shortfalls) - len(unshown)
+            within = f"; {', '.join(unshown)}: within {'its' if len(unshown) == 1 else 'their'} resolution" if unshown else ""
+            print(f"Of the {len(shortfalls)} judged short of 95 % of the gain on estimates, {shown} "
+                  f"{'is' if shown == 1 else 'are'} shown short by the direct comparison of the two programs{within}.")
     print("\n(proven gain: the best single candidate re-measured on fresh --rounds pairs (counted in exhaustive "
           "search's runs), 0 unless its 95 % interval lies entirely below 1; in results without the re-measure, "
           "the best speedup among the candidates measured faster. The goal is judged against it: a best single "
