@@ -883,14 +883,16 @@ class ClockedRounds(InjectedRounds):
     """InjectedRounds with the two clock paths: the core's speed (seeded per round) stretches the
     CPU time by `core_cv`; the probe's path cancels it but carries `probe_cv` of its own."""
 
-    def __init__(self, core_cv: float, probe_cv: float):
+    def __init__(self, core_cv: float, probe_cv: float, aa_core_cv: float | None = None):
         super().__init__(cv=0.0)
         self.core_cv, self.probe_cv = core_cv, probe_cv
+        self.aa_core_cv = aa_core_cv  # the core's noise in the A/A pairs, when it differs (a moment of load then)
 
     def __call__(self, exe, round_dir, key):
         r = super().__call__(exe, round_dir, key)
         rng = random.Random(key)
-        core, probe = math.exp(rng.gauss(0, self.core_cv)), math.exp(rng.gauss(0, self.probe_cv))
+        core_cv = self.aa_core_cv if self.aa_core_cv is not None and key.split("-")[1] == "aa" else self.core_cv
+        core, probe = math.exp(rng.gauss(0, core_cv)), math.exp(rng.gauss(0, self.probe_cv))
         r.outputs["metrics"] = {"cpu-path": r.cp_ns * core, "probed-path": r.cp_ns * probe}
         return r
 
@@ -910,6 +912,45 @@ def test_auto_decides_on_the_clock_path_its_aa_pairs_find_steadier(tmp_path, cor
     ledger.close()
     # a resumed run decides on what the A/A pairs chose
     assert resume(run_dir, ClockedRounds(core_cv, probe_cv), backend=ClockedCopyBuild(), aa_rounds=10).opt.metric == chosen
+
+
+def test_a_metric_chosen_in_a_moment_of_load_is_chosen_again_at_the_first_rung(tmp_path):
+    """The A/A pairs fall in a moment of load that the probe cancels (core 20 %, probe 3 %) and
+    choose probed-path; the race's pairs run on a steady core (0.5 %): over the A/A pairs and the
+    first rung's, cpu-path is the steadier, and the run decides on it from that rung on, with the
+    noise floor taken again on it. Every screening decision names cpu-path; the reports say why."""
+    run_dir, loop = start(tmp_path, ClockedRounds(0.005, 0.03, aa_core_cv=0.20), backend=ClockedCopyBuild(), aa_rounds=10)
+    loop.baseline()
+    loop.noise_floor()
+    ledger = open_ledger(run_dir)
+    assert ledger.get("metric")["name"] == "probed-path"  # the A/A pairs' choice
+    aa_floor = ledger.get("noise_floor")
+    ledger.close()
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    recorded = ledger.get("metric")
+    check = recorded["race_check"]
+    assert recorded["name"] == "cpu-path" and check["from"] == "probed-path" and check["rung"] == 5
+    assert check["pairs"] == 10 + 5 * check["racers"] and check["spreads"]["cpu-path"] < 0.75 * check["spreads"]["probed-path"]
+    floor = ledger.get("noise_floor")
+    assert floor["spread"] == pytest.approx(check["spreads"]["cpu-path"]) and floor["spread"] != aa_floor["spread"]
+    screened = [t.evidence["screen"] for t in ledger.trials() if "decision" in t.evidence.get("screen", {})]
+    assert screened and all(e["metric"] == "cpu-path" for e in screened)
+    ledger.close()
+    for text in ((run_dir / "report.md").read_text(), (run_dir / "report.html").read_text()):
+        assert "the A/A pairs chose probed-path" in text and "cpu-path was steadier" in text
+    # a resumed run keeps deciding on it
+    assert resume(run_dir, ClockedRounds(0.005, 0.03, aa_core_cv=0.20), backend=ClockedCopyBuild(), aa_rounds=10).opt.metric == "cpu-path"
+
+
+def test_a_metric_the_first_rung_confirms_is_kept(tmp_path):
+    run_dir, loop = start(tmp_path, ClockedRounds(0.01, 0.15), backend=ClockedCopyBuild(), aa_rounds=10)
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    recorded = ledger.get("metric")
+    assert recorded["name"] == recorded["race_check"]["from"] == "cpu-path"
+    ledger.close()
+    assert "and kept over them and the race's first rung" in (run_dir / "report.md").read_text()
 
 
 class MovedProbeRounds(InjectedRounds):

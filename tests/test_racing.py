@@ -317,3 +317,41 @@ def test_a_loops_last_racer_at_the_last_rung_passes_at_the_lenient_level_too():
     rival = rc.Racer(7, "expand_chunk:1:44", 1.0, data["baseline"], data["candidate"])  # as undecided as it
     calls = rc.judge_rung([racer, rival], 100, rc.RacePlan.doubling(0.02, ALPHA, 5, 100, keep=1.0))
     assert calls[6].verdict == calls[7].verdict == acc.INCONCLUSIVE
+
+
+def test_matmul_tileds_first_rung_on_the_metric_its_aa_pairs_chose_and_on_the_one_the_rung_chose():
+    """matmul_tiled (12-program pass at 99dab89): a moment of load in its 10 A/A pairs spread
+    cpu-path 3.9 % and probed-path 1.6 %, so the run decided on probed-path; over those pairs and
+    the first rung's 50, cpu-path spreads about half as much. On probed-path the first rung dropped
+    `unroll_manual x2` on loop 2:46 (exhaustive search's best, +3.1 % in that pass's head to head);
+    on cpu-path it reads 0.980 and races on."""
+    data = json.loads((Path(__file__).parent / "data" / "measured" / "matmul_tiled_metric_pairs.json").read_text())
+    choices = ["cpu-path", "probed-path"]
+    aa = {m: acc.paired_spread(data["aa"][m]["baseline"], data["aa"][m]["candidate"]) for m in choices}
+    assert acc.steadier_metric(aa, choices) == "probed-path"
+    groups = {m: [(data["aa"][m]["baseline"], data["aa"][m]["candidate"])]
+              + [(v[m]["baseline"], v[m]["candidate"]) for v in data["first_rung"].values()] for m in choices}
+    chosen, spreads, pairs = acc.steadier_metric_pooled(groups, choices)
+    assert chosen == "cpu-path" and pairs == 60 and spreads["cpu-path"] < 0.6 * spreads["probed-path"]
+    plan = rc.RacePlan.doubling(0.02, ALPHA, 5, 100)
+    best = "5"
+    assert data["first_rung"][best]["candidate_name"] == "unroll_manual x2 on matmul_tiled:matmul_tiled:2:46"
+    calls = {}
+    for m in choices:
+        racers = [rc.Racer(int(k), v["loop"], 1.0, v[m]["baseline"], v[m]["candidate"]) for k, v in data["first_rung"].items()]
+        calls[m] = rc.judge_rung(racers, 5, plan)[int(best)]
+    assert calls["probed-path"].reason == rc.OUTRACED
+    assert calls["cpu-path"].verdict == acc.CONTINUE and calls["cpu-path"].interval.estimate == pytest.approx(0.980, abs=0.001)
+
+
+def test_the_pooled_metric_choice_keeps_the_default_unless_clearly_beaten():
+    rng = np.random.default_rng(7)
+    def groups(sd):
+        return [(list(np.exp(rng.normal(0, sd, 10))), list(np.exp(rng.normal(0, sd, 10)) * r)) for r in (1.0, 0.9, 1.1)]
+    same = {"cpu-path": groups(0.02), "probed-path": groups(0.02)}
+    assert acc.steadier_metric_pooled(same, ["cpu-path", "probed-path"])[0] == "cpu-path"
+    noisy_default = {"cpu-path": groups(0.08), "probed-path": groups(0.02)}
+    chosen, spreads, pairs = acc.steadier_metric_pooled(noisy_default, ["cpu-path", "probed-path"])
+    assert chosen == "probed-path" and pairs == 30 and spreads["cpu-path"] > 2 * spreads["probed-path"]
+    # a metric without values (a round without that clock) is never chosen
+    assert acc.steadier_metric_pooled({"cpu-path": groups(0.08), "probed-path": []}, ["cpu-path", "probed-path"])[0] == "cpu-path"

@@ -505,6 +505,19 @@ def steadier_metric(spreads: dict[str, float], choices: list[str], margin: float
     return best
 
 
+def steadier_metric_pooled(groups: dict[str, list], choices: list[str], margin: float = STEADIER_MARGIN) -> tuple[str, dict[str, float], int]:
+    """steadier_metric over more pairs than the A/A's: each metric's pooled spread (pooled_spread)
+    over the same (baseline, candidate) groups, e.g. the A/A pairs and a race rung's racers, whose
+    true ratios may differ. Returns (the metric, its spreads, the pairs they pool)."""
+    spreads, pairs = {}, 0
+    for m in choices:
+        spread, used = pooled_spread(groups.get(m) or [])
+        if math.isfinite(spread) and spread > 0:
+            spreads[m] = spread
+            pairs = max(pairs, used)
+    return steadier_metric(spreads, choices, margin), spreads, pairs
+
+
 def _normal_quantile(p: float) -> float:
     """Inverse standard normal CDF (Acklam's rational approximation; |error| < 1.2e-9)."""
     a = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02, 1.383577518672690e02,

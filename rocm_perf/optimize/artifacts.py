@@ -184,6 +184,26 @@ def decision_metric(ledger: Ledger) -> dict:
     return {"name": name, "how": f"--metric {name}", "meaning": METRIC_MEANING.get(name, name)}
 
 
+def metric_choice_text(record: dict) -> str:
+    """How --metric auto chose among its clock paths (loop._choose_metric, loop._recheck_metric);
+    "" when the metric was settled before the run."""
+    aa = record.get("aa_spreads")
+    if not record.get("steadier_of") or not aa:
+        return ""
+
+    def spreads(values: dict) -> str:
+        return ", ".join(f"{m} {v * 100:.1f} %" for m, v in values.items())
+
+    check = record.get("race_check")
+    if not check:
+        return f"chosen over the A/A pairs (paired spread {spreads(aa)})"
+    if check["from"] == record["name"]:
+        return (f"chosen over the A/A pairs (paired spread {spreads(aa)}) and kept over them and the race's first "
+                f"rung, {check['pairs']} pairs ({spreads(check['spreads'])})")
+    return (f"the A/A pairs chose {check['from']} (paired spread {spreads(aa)}); over them and the race's first rung, "
+            f"{check['pairs']} pairs, {record['name']} was steadier ({spreads(check['spreads'])}) and decided from that rung on")
+
+
 def _resources_of(bases, generation: int) -> dict:
     for b in bases:
         if b.generation == generation:
@@ -272,7 +292,8 @@ def render_markdown(s: dict) -> str:
     metric = s.get("metric") or {}
     name = metric.get("name", "critical-path")
     if metric:
-        lines.append(f"- decided on: **{name}**, the {metric.get('meaning')} ({metric.get('how')})")
+        chosen = metric_choice_text(metric)
+        lines.append(f"- decided on: **{name}**, the {metric.get('meaning')} ({metric.get('how')})" + (f"; {chosen}" if chosen else ""))
     nf = s.get("noise_floor")
     if nf:
         lines.append(f"- A/A noise floor ({name}): ratio {acc.interval_text(nf['interval'])}, floor {nf['floor'] * 100:.2f} %;"
@@ -464,6 +485,9 @@ def terminal_summary(s: dict) -> str:
            + (f" (stopped: {s['stop_reason']})" if s.get("stop_reason") else "")]
     name = (s.get("metric") or {}).get("name", "critical-path")
     out.append(f"  decided on {name}: the {(s.get('metric') or {}).get('meaning', name)}")
+    check = (s.get("metric") or {}).get("race_check")
+    if check and check["from"] != name:
+        out.append(f"  ({metric_choice_text(s['metric'])})")
     nf = s.get("noise_floor")
     if nf:
         out.append(f"  A/A noise floor {nf['floor'] * 100:.2f} %, min gain used {float(s['effective_min_gain']) * 100:.2f} %"

@@ -1130,7 +1130,10 @@ class OptimizeLoop:
     def _pairs(self, t: Trial, phase: str, n: int | None = None, metric: str | None = None) -> tuple[list[float], list[float]]:
         """The decision values (or `metric`'s) of `t`'s complete pairs in `phase` (the first n); a
         pair with a failed round (crash, timeout) ends them: it has no value, and it ended the trial."""
-        rows = {(r.idx, r.role): r for r in self.ledger.rounds(t.id, phase)}
+        return self._pairs_of(t.id, phase, n, metric)
+
+    def _pairs_of(self, trial_id: int, phase: str, n: int | None = None, metric: str | None = None) -> tuple[list[float], list[float]]:
+        rows = {(r.idx, r.role): r for r in self.ledger.rounds(trial_id, phase)}
         metric = metric or self.opt.metric
         b, c = [], []
         i = 0
@@ -1419,6 +1422,7 @@ class OptimizeLoop:
         """Every racer's call at rung `rung` (n pairs), and who runs the next rung: committed in one
         transaction with the race's new rung, so that a resumed race never judges a rung twice."""
         trials = self._racers(generation, ("screening",))
+        self._recheck_metric(trials, n)
         racers = []
         for t in trials:
             b, c = self._pairs(t, "screen", n)
@@ -1455,6 +1459,46 @@ class OptimizeLoop:
             self.ledger.set("race", {"generation": generation, "rung": rung, "plan": plan.to_json()})
         for tid, verdict, reason, detail, evidence in said:
             self._announce_racer(by_id[tid], verdict, reason, detail, evidence)
+
+    def _recheck_metric(self, trials: list[Trial], n: int) -> bool:
+        """Under --metric auto, once, before the run's first race judges its first rung: choose the
+        metric again over the A/A pairs and that rung's pairs together (acc.steadier_metric_pooled,
+        the same margin). Ten A/A pairs can fall in a moment of load that one clock path cancels
+        and the other does not, and the metric they choose then decides the whole run: in 84 loop
+        runs of seven 12-program passes the A/A pairs chose probed-path six times, and in four of
+        them the race's pairs spread two to three times as much on it as on cpu-path (matmul_tiled:
+        3.9 % vs 1.6 % over the A/A, 1.3 % vs 3.1 % over the race's 55 pairs; its 2-3 % gain was
+        dropped at the first rung). A switch takes the noise floor again on the new metric: the A/A's
+        offset, the resolution at the pooled spread. Screening only, as everything the race decides:
+        every accept is still a fresh confirmation on pairs the choice never saw. True on a switch."""
+        record = self.ledger.get("metric") or {}
+        choices = record.get("steadier_of")
+        if not choices or "race_check" in record or not trials:
+            return False
+        if len(self.ledger.baselines()) > 1 or self.ledger.trials(status="screened"):
+            return False  # a run from before this check, resumed past its first race: the metric has decided already
+        groups = {m: [self._pairs_of(BASELINE_TRIAL, "aa", metric=m)] + [self._pairs(t, "screen", n, metric=m) for t in trials]
+                  for m in choices}
+        chosen, spreads, pairs = acc.steadier_metric_pooled(groups, choices)
+        before = self.opt.metric
+        check = {"rung": n, "racers": len(trials), "pairs": pairs, "spreads": spreads, "from": before}
+        if chosen == before or chosen not in spreads:
+            with self.ledger.transaction():
+                self.ledger.set("metric", {**record, "race_check": check})
+            return False
+        b, c = self._pairs_of(BASELINE_TRIAL, "aa", metric=chosen)
+        aa = acc.noise_floor(b, c, confidence=self.opt.confidence, max_rounds=self.opt.max_rounds)
+        floor = acc.floor_at_spread(aa.interval, spreads[chosen], confidence=self.opt.confidence, max_rounds=self.opt.max_rounds)
+        effective = acc.effective_min_gain(self.opt.min_gain, floor)
+        with self.ledger.transaction():
+            self.ledger.set("metric", {**record, "name": chosen, "meaning": METRIC_MEANING[chosen], "race_check": check})
+            self.ledger.set("noise_floor", floor.to_json())
+            self.ledger.set("effective_min_gain", effective)
+        self.opt = replace(self.opt, metric=chosen)
+        said = ", ".join(f"{m} {s:.1%}" for m, s in spreads.items())
+        self.report.message(f"decision metric: {chosen} instead of {before}: over the A/A pairs and the first rung's, "
+                            f"{pairs} pairs, its paired spread is lower ({said}); min gain {effective:.1%}")
+        return True
 
     def _retake_floor(self, racers: list[racing.Racer], n: int) -> bool:
         """Take the noise floor again from the rung's pairs when they are clearly steadier than the

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.optimize.artifacts import decision_metric, retake_text
+from rocm_perf.optimize.artifacts import decision_metric, metric_choice_text, retake_text
 from rocm_perf.optimize.alternatives import alternatives
 from rocm_perf.optimize.close_calls import resettled_words
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
@@ -146,6 +146,7 @@ class RunView:
     ratio: float | None = None  # final / baseline, in the decision metric
     metric: str = "critical-path"  # what decided (optimize --metric, as resolved for the backend)
     metric_meaning: str = "wall-clock critical-path time"
+    metric_choice: str = ""  # how --metric auto chose it (artifacts.metric_choice_text); "" when set before the run
     ratio_low: float | None = None
     ratio_high: float | None = None
     final_rounds: int = 0  # pairs of the original-vs-final check (0: it has not run)
@@ -499,6 +500,7 @@ def load_run(run_dir: Path) -> RunView:
         device = ledger.get("device")
         metric = decision_metric(ledger)
         view.metric, view.metric_meaning = metric["name"], metric.get("meaning", metric["name"])
+        view.metric_choice = metric_choice_text(metric)
         reference = [r.cp_ns for p in ("reference", "aa") for r in ledger.rounds(BASELINE_TRIAL, p) if r.role == "B" and r.ok]
         view.baseline_ns = _median(reference)
         final_rounds = ledger.rounds(BASELINE_TRIAL, "final")

@@ -91,6 +91,8 @@ def ledger_stats(run_dir: Path) -> dict:
             # metric it decided on, and under --metric auto each alternative's A/A spread.
             "aa_spread": (meta.get("noise_floor") or {}).get("spread"),
             "decided_on": (meta.get("metric") or {}).get("name"), "aa_spreads": (meta.get("metric") or {}).get("aa_spreads"),
+            # Under --metric auto, the choice made again at the race's first rung (loop._recheck_metric).
+            "race_check": (meta.get("metric") or {}).get("race_check"),
             # The floor taken again from the race's pairs (loop._retake_floor): the bar it lowered, from what.
             "retakes": meta.get("noise_floor_retakes") or [],
             # What its report named as unproven but faster than the bar (optimize/close_calls.py).
@@ -496,6 +498,9 @@ def spread_cell(loop: dict | None, h2h: dict | None) -> str:
         return "-" if x is None else f"{x:.1%}"
     decided = (loop or {}).get("decided_on")
     retaken = "".join(f", race {r['spread']:.1%} at {r['rung']}" for r in (loop or {}).get("retakes") or [])
+    check = (loop or {}).get("race_check") or {}
+    if check and check.get("from") != decided:
+        retaken = f", the A/A chose {check['from']}; over it and the first rung, {check['pairs']} pairs" + retaken
     return (f"{pct((loop or {}).get('aa_spread'))}" + (f" ({decided}{retaken})" if decided else "")
             + f" / {pct(((h2h or {}).get('loop') or {}).get('spread'))}")
 
