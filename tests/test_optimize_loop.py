@@ -883,10 +883,11 @@ class ClockedRounds(InjectedRounds):
     """InjectedRounds with the two clock paths: the core's speed (seeded per round) stretches the
     CPU time by `core_cv`; the probe's path cancels it but carries `probe_cv` of its own."""
 
-    def __init__(self, core_cv: float, probe_cv: float, aa_core_cv: float | None = None):
+    def __init__(self, core_cv: float, probe_cv: float, aa_core_cv: float | None = None, no_probe: bool = False):
         super().__init__(cv=0.0)
         self.core_cv, self.probe_cv = core_cv, probe_cv
         self.aa_core_cv = aa_core_cv  # the core's noise in the A/A pairs, when it differs (a moment of load then)
+        self.no_probe = no_probe  # no probe reading (the host backend beside overlapping streams: pipeline.cu)
 
     def __call__(self, exe, round_dir, key):
         r = super().__call__(exe, round_dir, key)
@@ -894,6 +895,9 @@ class ClockedRounds(InjectedRounds):
         core_cv = self.aa_core_cv if self.aa_core_cv is not None and key.split("-")[1] == "aa" else self.core_cv
         core, probe = math.exp(rng.gauss(0, core_cv)), math.exp(rng.gauss(0, self.probe_cv))
         r.outputs["metrics"] = {"cpu-path": r.cp_ns * core, "probed-path": r.cp_ns * probe}
+        if self.no_probe:
+            del r.outputs["metrics"]["probed-path"]
+            r.outputs["metrics_missing"] = {"probed-path": "65 dispatch(es) without HOST_PROBE_NS (streams overlap)"}
         return r
 
 
@@ -941,6 +945,17 @@ def test_a_metric_chosen_in_a_moment_of_load_is_chosen_again_at_the_first_rung(t
         assert "the A/A pairs chose probed-path" in text and "cpu-path was steadier" in text
     # a resumed run keeps deciding on it
     assert resume(run_dir, ClockedRounds(0.005, 0.03, aa_core_cv=0.20), backend=ClockedCopyBuild(), aa_rounds=10).opt.metric == "cpu-path"
+
+
+def test_a_metric_no_round_records_is_no_choice_at_the_first_rung(tmp_path):
+    """pipeline.cu on the host backend: its overlapping streams leave no probe reading, so only
+    cpu-path can decide, at the A/A and at the first rung (a 12-program pass stopped there once)."""
+    run_dir, loop = start(tmp_path, ClockedRounds(0.01, 0.01, no_probe=True), backend=ClockedCopyBuild(), aa_rounds=10)
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    recorded = ledger.get("metric")
+    assert recorded["name"] == "cpu-path" and list(recorded["race_check"]["spreads"]) == ["cpu-path"]
+    ledger.close()
 
 
 def test_a_metric_the_first_rung_confirms_is_kept(tmp_path):

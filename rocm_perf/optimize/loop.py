@@ -1130,10 +1130,7 @@ class OptimizeLoop:
     def _pairs(self, t: Trial, phase: str, n: int | None = None, metric: str | None = None) -> tuple[list[float], list[float]]:
         """The decision values (or `metric`'s) of `t`'s complete pairs in `phase` (the first n); a
         pair with a failed round (crash, timeout) ends them: it has no value, and it ended the trial."""
-        return self._pairs_of(t.id, phase, n, metric)
-
-    def _pairs_of(self, trial_id: int, phase: str, n: int | None = None, metric: str | None = None) -> tuple[list[float], list[float]]:
-        rows = {(r.idx, r.role): r for r in self.ledger.rounds(trial_id, phase)}
+        rows = {(r.idx, r.role): r for r in self.ledger.rounds(t.id, phase)}
         metric = metric or self.opt.metric
         b, c = [], []
         i = 0
@@ -1477,8 +1474,11 @@ class OptimizeLoop:
             return False
         if len(self.ledger.baselines()) > 1 or self.ledger.trials(status="screened"):
             return False  # a run from before this check, resumed past its first race: the metric has decided already
-        groups = {m: [self._pairs_of(BASELINE_TRIAL, "aa", metric=m)] + [self._pairs(t, "screen", n, metric=m) for t in trials]
-                  for m in choices}
+        groups = {}
+        for m in choices:  # a metric some round lacks (pipeline: no probe beside overlapping streams) is no choice
+            pairs_m = [self._recorded_pairs(BASELINE_TRIAL, "aa", m)] + [self._recorded_pairs(t.id, "screen", m, n) for t in trials]
+            if all(p is not None for p in pairs_m):
+                groups[m] = pairs_m
         chosen, spreads, pairs = acc.steadier_metric_pooled(groups, choices)
         before = self.opt.metric
         check = {"rung": n, "racers": len(trials), "pairs": pairs, "spreads": spreads, "from": before}
@@ -1486,7 +1486,7 @@ class OptimizeLoop:
             with self.ledger.transaction():
                 self.ledger.set("metric", {**record, "race_check": check})
             return False
-        b, c = self._pairs_of(BASELINE_TRIAL, "aa", metric=chosen)
+        b, c = groups[chosen][0]  # the A/A pairs
         aa = acc.noise_floor(b, c, confidence=self.opt.confidence, max_rounds=self.opt.max_rounds)
         floor = acc.floor_at_spread(aa.interval, spreads[chosen], confidence=self.opt.confidence, max_rounds=self.opt.max_rounds)
         effective = acc.effective_min_gain(self.opt.min_gain, floor)
@@ -1499,6 +1499,21 @@ class OptimizeLoop:
         self.report.message(f"decision metric: {chosen} instead of {before}: over the A/A pairs and the first rung's, "
                             f"{pairs} pairs, its paired spread is lower ({said}); min gain {effective:.1%}")
         return True
+
+    def _recorded_pairs(self, trial_id: int, phase: str, metric: str, n: int | None = None) -> tuple[list[float], list[float]] | None:
+        """Like _pairs_of, but None when a round of those pairs has no positive `metric` value."""
+        rows = {(r.idx, r.role): r for r in self.ledger.rounds(trial_id, phase)}
+        b, c = [], []
+        i = 0
+        while (i, "B") in rows and (i, "C") in rows and (n is None or i < n) and rows[(i, "B")].ok and rows[(i, "C")].ok:
+            vb = metric_of(rows[(i, "B")].cp_ns, rows[(i, "B")].outputs, metric)
+            vc = metric_of(rows[(i, "C")].cp_ns, rows[(i, "C")].outputs, metric)
+            if not (vb and vb > 0 and vc and vc > 0):
+                return None
+            b.append(vb)
+            c.append(vc)
+            i += 1
+        return b, c
 
     def _retake_floor(self, racers: list[racing.Racer], n: int) -> bool:
         """Take the noise floor again from the rung's pairs when they are clearly steadier than the
