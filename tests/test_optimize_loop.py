@@ -941,7 +941,8 @@ def test_a_metric_chosen_in_a_moment_of_load_is_chosen_again_at_the_first_rung(t
     screened = [t.evidence["screen"] for t in ledger.trials() if "decision" in t.evidence.get("screen", {})]
     assert screened and all(e["metric"] == "cpu-path" for e in screened)
     ledger.close()
-    for text in ((run_dir / "report.md").read_text(), (run_dir / "report.html").read_text()):
+    summary = json.loads((run_dir / "summary.json").read_text())
+    for text in ((run_dir / "report.md").read_text(), (run_dir / "report.html").read_text(), terminal_summary(summary)):
         assert "the A/A pairs chose probed-path" in text and "cpu-path was steadier" in text
     # a resumed run keeps deciding on it
     assert resume(run_dir, ClockedRounds(0.005, 0.03, aa_core_cv=0.20), backend=ClockedCopyBuild(), aa_rounds=10).opt.metric == "cpu-path"

@@ -487,7 +487,7 @@ def terminal_summary(s: dict) -> str:
     out.append(f"  decided on {name}: the {(s.get('metric') or {}).get('meaning', name)}")
     check = (s.get("metric") or {}).get("race_check")
     if check and check["from"] != name:
-        out.append(f"  ({metric_choice_text(s['metric'])})")
+        out.append(f"  metric: {metric_choice_text(s['metric'])}")
     nf = s.get("noise_floor")
     if nf:
         out.append(f"  A/A noise floor {nf['floor'] * 100:.2f} %, min gain used {float(s['effective_min_gain']) * 100:.2f} %"
