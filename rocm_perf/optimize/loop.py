@@ -1130,15 +1130,24 @@ class OptimizeLoop:
     def _pairs(self, t: Trial, phase: str, n: int | None = None, metric: str | None = None) -> tuple[list[float], list[float]]:
         """The decision values (or `metric`'s) of `t`'s complete pairs in `phase` (the first n); a
         pair with a failed round (crash, timeout) ends them: it has no value, and it ended the trial."""
-        rows = {(r.idx, r.role): r for r in self.ledger.rounds(t.id, phase)}
         metric = metric or self.opt.metric
         b, c = [], []
-        i = 0
-        while (i, "B") in rows and (i, "C") in rows and (n is None or i < n) and rows[(i, "B")].ok and rows[(i, "C")].ok:
-            b.append(metric_value(_as_result(rows[(i, "B")]), metric))
-            c.append(metric_value(_as_result(rows[(i, "C")]), metric))
-            i += 1
+        for rb, rc in self._complete_pairs(t.id, phase, n):
+            b.append(metric_value(_as_result(rb), metric))
+            c.append(metric_value(_as_result(rc), metric))
         return b, c
+
+    def _complete_pairs(self, trial_id: int, phase: str, n: int | None = None) -> list[tuple[RoundRow, RoundRow]]:
+        """The (baseline, candidate) rounds of a trial's complete pairs in `phase` (the first n), up
+        to the first pair with a failed round."""
+        rows = {(r.idx, r.role): r for r in self.ledger.rounds(trial_id, phase)}
+        out = []
+        while (len(out), "B") in rows and (len(out), "C") in rows and (n is None or len(out) < n):
+            rb, rc = rows[(len(out), "B")], rows[(len(out), "C")]
+            if not (rb.ok and rc.ok):
+                break
+            out.append((rb, rc))
+        return out
 
     def _evidence(self, t: Trial, phase: str, n: int, tail: float) -> dict:
         """The intervals of `t`'s first n pairs in `phase`: decision metric, kernel, plain sum."""
@@ -1501,18 +1510,15 @@ class OptimizeLoop:
         return True
 
     def _recorded_pairs(self, trial_id: int, phase: str, metric: str, n: int | None = None) -> tuple[list[float], list[float]] | None:
-        """Like _pairs_of, but None when a round of those pairs has no positive `metric` value."""
-        rows = {(r.idx, r.role): r for r in self.ledger.rounds(trial_id, phase)}
+        """`metric`'s values of a trial's complete pairs (as _pairs), or None when a round of them has
+        no positive value (where _pairs raises: the decision metric must be there)."""
         b, c = [], []
-        i = 0
-        while (i, "B") in rows and (i, "C") in rows and (n is None or i < n) and rows[(i, "B")].ok and rows[(i, "C")].ok:
-            vb = metric_of(rows[(i, "B")].cp_ns, rows[(i, "B")].outputs, metric)
-            vc = metric_of(rows[(i, "C")].cp_ns, rows[(i, "C")].outputs, metric)
+        for rb, rc in self._complete_pairs(trial_id, phase, n):
+            vb, vc = metric_of(rb.cp_ns, rb.outputs, metric), metric_of(rc.cp_ns, rc.outputs, metric)
             if not (vb and vb > 0 and vc and vc > 0):
                 return None
             b.append(vb)
             c.append(vc)
-            i += 1
         return b, c
 
     def _retake_floor(self, racers: list[racing.Racer], n: int) -> bool:
