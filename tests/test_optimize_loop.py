@@ -397,7 +397,7 @@ def test_a_settled_close_call_that_its_re_measure_cannot_show_ends_at_its_limit_
 
 
 def test_a_close_call_stopped_behind_a_winner_that_fails_its_re_measure_is_confirmed_after_it(tmp_path):
-    """matmul_tiled's path (bench_search, 2026-11-28): x4 stopped at 10 pairs as slower than x8, which
+    """matmul_tiled's path (bench_search, 2026-11-28): x4 stopped at 10 pairs behind x8, which
     had passed screening; x8 then fails its re-measure (here it crashes there). The loop is left
     without a winner, so its close call goes to a confirmation of its own (the run's second), and
     is accepted. A run killed inside that confirmation resumes to the same result."""
@@ -412,7 +412,9 @@ def test_a_close_call_stopped_behind_a_winner_that_fails_its_re_measure_is_confi
     assert ledger.decision(trials[8].id, "screen")["decision"]["verdict"] == acc.ACCEPT  # it had passed screening
     x4 = trials[4]
     assert ledger.get("settled_close_calls") == [x4.id] and x4.status == "accepted"
-    assert x4.evidence["close_call"]["detail"].startswith(f"slower than trial {trials[8].id}, which passed screening")
+    # stopped behind x8 pair by pair (racing.ratio_to_rival), before the rule for a rival that passed applied
+    assert x4.evidence["close_call"]["detail"].startswith(f"behind trial {trials[8].id} of the same loop after 10 pairs")
+    assert "paired, its ratio over" in x4.evidence["close_call"]["detail"]
     assert ledger.decision(x4.id, "confirm")["confirmation"]["k"] == 2
     ledger.close()
 

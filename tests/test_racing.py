@@ -355,3 +355,29 @@ def test_the_pooled_metric_choice_keeps_the_default_unless_clearly_beaten():
     assert chosen == "probed-path" and pairs == 30 and spreads["cpu-path"] > 2 * spreads["probed-path"]
     # a metric without values (a round without that clock) is never chosen
     assert acc.steadier_metric_pooled({"cpu-path": groups(0.08), "probed-path": []}, ["cpu-path", "probed-path"])[0] == "cpu-path"
+
+
+def test_a_rival_slower_than_its_loops_leader_pair_by_pair_stops_at_the_first_rung():
+    """stencil1d's first rung (12-program pass at 91098d3, its run's ledger): 5 pairs per candidate,
+    where the strict interval is still unbounded and no two rivals' intervals can separate. Paired
+    round by round against the leader (`unroll_manual x2`, exhaustive search's best, 0.902), three
+    rivals were slower in every pair (exhaustive: 0.988, 1.007, 0.952): they stop there instead of
+    one of them running the next rung in the faster half. The two left are exhaustive's best two."""
+    data = json.loads((Path(__file__).parent / "data" / "measured" / "stencil1d_first_rung_pairs.json").read_text())
+    plan = rc.RacePlan.doubling(0.02, ALPHA, 5, 100)
+    racers = {c["trial"]: rc.Racer(c["trial"], c["loop"], 1.0, c["baseline"], c["candidate"]) for c in data["candidates"]}
+    calls = rc.judge_rung(list(racers.values()), 5, plan)
+    paired = {t for t, c in calls.items() if "paired" in c.detail}
+    assert paired == {1, 2, 4}
+    for t in paired:
+        assert calls[t].reason == rc.OUTRACED and f"behind trial 3 of the same loop after 5 pairs" in calls[t].detail
+        assert calls[t].interval.low <= calls[3].interval.high  # the intervals alone could not tell them apart
+        assert rc.ratio_to_rival(racers[t], racers[3], 5, plan).low > 1.0
+    assert {t for t, c in calls.items() if c.verdict == acc.CONTINUE} == {3, 6}
+    # The paired ratio is each pair's ratio over the rival's; partners sharing a baseline run
+    # (trials 3 and 4 here) compare their candidate runs directly.
+    shared = [b3 == b4 for b3, b4 in zip(racers[3].baseline, racers[4].baseline)]
+    assert all(shared)
+    direct = acc.median_ratio_interval(racers[3].candidate, racers[4].candidate, tail_alpha=plan.last_alpha)
+    via_ratios = rc.ratio_to_rival(racers[4], racers[3], 5, plan)
+    assert (via_ratios.estimate, via_ratios.low, via_ratios.high) == pytest.approx((direct.estimate, direct.low, direct.high))
