@@ -174,7 +174,8 @@ def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, li
         rivals += list((passed or {}).get(group, []))
         leader = min(rivals, key=lambda c: (c.interval.estimate, c.id), default=None)
         racing = [r for r in members if calls[r.id].verdict == acc.CONTINUE]
-        leader_racer = next((r for r in members if leader is not None and r.id == leader.id), None)
+        # A leader racing in this rung is compared pair by pair; one that passed earlier only by interval.
+        leader_racer = {m.id: m for m in members}.get(leader.id) if leader is not None else None
         for r in racing:
             mine = calls[r.id]
             if leader is None or leader.id == r.id:
