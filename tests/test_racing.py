@@ -257,11 +257,12 @@ def test_a_long_tail_of_cold_loops_does_not_eat_the_budget():
     assert found >= 27
 
 
-def test_a_loops_last_racer_passes_at_the_lenient_level_only_when_no_rival_races_or_leads():
+def test_a_loops_last_racer_or_leader_passes_at_the_lenient_level_unless_a_passed_rival_leads():
     """A loop down to one racer has no rival to outrun: from 10 pairs it passes screening once its
     90 % interval lies below the bar, where the strict per-rung level asks nearly twice the pairs of
     a 3 % gain; its fresh confirmation still decides. A null racer (the baseline's own speed, 8 %
-    spread) almost never passes; with a rival racing, the strict level stands."""
+    spread) almost never passes. With a rival racing, the leader by estimate passes the same way
+    and the rival stops behind it; a faster rival that passed earlier stops both."""
     plan = rc.RacePlan.doubling(0.02, ALPHA, 5, 100)
     strict = rc.RacePlan.doubling(0.02, ALPHA, 5, 100, last_from=10**6)
 
@@ -287,8 +288,11 @@ def test_a_loops_last_racer_passes_at_the_lenient_level_only_when_no_rival_races
     gain = rc.Racer(1, "L", 1.0, b, b * 0.975 * np.exp(rng.normal(0, 0.015, 10)))
     assert rc.judge_rung([gain], 10, plan)[1].verdict == acc.ACCEPT
     assert rc.judge(gain, 10, plan).verdict == acc.CONTINUE  # the strict level alone does not pass it yet
-    rival = rc.Racer(2, "L", 1.0, b, b * 0.975 * np.exp(rng.normal(0, 0.01, 10)))
-    assert all(c.verdict == acc.CONTINUE for c in rc.judge_rung([gain, rival], 10, rc.RacePlan.doubling(0.02, ALPHA, 5, 100, keep=1.0)).values())
+    rival = rc.Racer(2, "L", 1.0, b, b * 0.975 * np.exp(rng.normal(0, 0.01, 10)))  # 0.979 by estimate: behind
+    both = rc.judge_rung([gain, rival], 10, rc.RacePlan.doubling(0.02, ALPHA, 5, 100, keep=1.0))
+    assert both[1].verdict == acc.ACCEPT and both[1].detail.startswith(f"{rc.LEADER} ahead of 1 racing")
+    assert both[2].reason == rc.OUTRACED and both[2].detail.startswith("slower than trial 1, which passed screening")
+    assert rc.judge_rung([gain, rival], 5, plan)[1].verdict == acc.CONTINUE  # not before last_from pairs
     # A rival that passed screening counts in the halving: a racer slower than it stops (it could
     # only be confirmed after it), a faster one is the loop's last racer.
     def passed(estimate: float) -> rc.Call:
@@ -305,7 +309,7 @@ def test_a_loops_last_racer_at_the_last_rung_passes_at_the_lenient_level_too():
     last rung at 15.6 % spread: its 90 % interval at 100 pairs, [0.923, 0.979], lies below the bar,
     and the strict level's does not. The lenient rule applied at every rung but the last, where the
     strict call is inconclusive rather than continue: the run dropped it inconclusive instead of
-    sending it to its fresh re-measure. A rival still racing at the last rung keeps both strict."""
+    sending it to its fresh re-measure. With a rival still racing, the leader passes the same way."""
     data = json.loads((Path(__file__).parent / "data" / "measured" / "pipeline_last_racer_pairs.json").read_text())
     plan = rc.RacePlan.doubling(0.02, ALPHA, 5, 100)
     racer = rc.Racer(6, "expand_chunk:1:44", 1.0, data["baseline"], data["candidate"])
@@ -314,9 +318,11 @@ def test_a_loops_last_racer_at_the_last_rung_passes_at_the_lenient_level_too():
         assert rc.judge_rung([racer], n, plan)[6].verdict == acc.CONTINUE
     call = rc.judge_rung([racer], 100, plan)[6]
     assert call.verdict == acc.ACCEPT and call.detail.startswith(rc.LAST_RACER) and "[0.923, 0.979]" in call.detail
-    rival = rc.Racer(7, "expand_chunk:1:44", 1.0, data["baseline"], data["candidate"])  # as undecided as it
+    # A rival as undecided as it at the last rung: the leader (the tie goes to the lower id) passes.
+    rival = rc.Racer(7, "expand_chunk:1:44", 1.0, data["baseline"], data["candidate"])
     calls = rc.judge_rung([racer, rival], 100, rc.RacePlan.doubling(0.02, ALPHA, 5, 100, keep=1.0))
-    assert calls[6].verdict == calls[7].verdict == acc.INCONCLUSIVE
+    assert calls[6].verdict == acc.ACCEPT and calls[6].detail.startswith(f"{rc.LEADER} ahead of 1 racing")
+    assert calls[7].reason == rc.OUTRACED and calls[7].detail.startswith("slower than trial 6, which passed screening")
 
 
 def test_matmul_tileds_first_rung_on_the_metric_its_aa_pairs_chose_and_on_the_one_the_rung_chose():
@@ -381,3 +387,52 @@ def test_a_rival_slower_than_its_loops_leader_pair_by_pair_stops_at_the_first_ru
     direct = acc.median_ratio_interval(racers[3].candidate, racers[4].candidate, tail_alpha=plan.last_alpha)
     via_ratios = rc.ratio_to_rival(racers[4], racers[3], 5, plan)
     assert (via_ratios.estimate, via_ratios.low, via_ratios.high) == pytest.approx((direct.estimate, direct.low, direct.high))
+
+
+def test_a_loops_leader_passes_at_the_lenient_level_and_its_rivals_stop_behind_it():
+    """stencil1d's race (12-program pass at 7bc8f1a): `unroll_manual x2` (exhaustive search's best,
+    0.902) and `#pragma unroll 2` raced on to 40 pairs, because between rivals the strict per-rung
+    level held the leader back until then. Ahead of its rival, the leader passes at the last racer's
+    lenient level at 20 pairs (its 90 % interval below the bar), and the rival stops behind it: 20
+    pairs fewer for each of the two; its fresh confirmation still decides."""
+    data = json.loads((Path(__file__).parent / "data" / "measured" / "stencil1d_race_pairs.json").read_text())
+    plan = rc.RacePlan.doubling(0.02, ALPHA, 5, 100)
+    racers = {c["trial"]: rc.Racer(c["trial"], c["loop"], 1.0, c["baseline"], c["candidate"]) for c in data["candidates"]}
+    alive, calls = list(racers.values()), {}
+    for n in (5, 10, 20):
+        calls = rc.judge_rung(alive, n, plan)
+        alive = [r for r in alive if calls[r.id].verdict == acc.CONTINUE]
+    manual2, pragma2 = (next(c["trial"] for c in data["candidates"] if (c["rule"], c["factor"]) == k)
+                        for k in (("unroll_manual", 2), ("unroll_pragma", 2)))
+    assert calls[manual2].verdict == acc.ACCEPT and calls[manual2].detail.startswith(f"{rc.LEADER} ahead of 1 racing")
+    assert calls[pragma2].reason == rc.OUTRACED and calls[pragma2].detail.startswith(f"slower than trial {manual2}")
+    assert not alive  # the race is over at 20 pairs
+    assert rc.judge(racers[manual2], 20, plan).verdict == acc.CONTINUE  # the strict level alone: on to 40
+    assert rc.judge(racers[manual2], 40, plan).verdict == acc.ACCEPT  # where the race at 7bc8f1a passed it
+
+
+def test_before_20_pairs_the_futility_rule_goes_by_the_aa_spread():
+    """pipeline's race (12-program pass at 7bc8f1a; 13 % A/A spread, bar 2.6 %, nothing to find): at
+    that spread even the last rung's 100 pairs leave about 3.5 % of doubt, so a racer whose 50 %
+    interval does not reach down to about 0.94 cannot pass. Its own 5 or 10 pairs give no steady
+    spread, and the rule waited for 20; the A/A spread is known before the race. Two racers stop
+    at 10 pairs by it instead of racing on; the one exhaustive search reads best (`#pragma unroll 8`,
+    0.980) races on, and without the A/A spread the rule is as before."""
+    data = json.loads((Path(__file__).parent / "data" / "measured" / "pipeline_race_pairs.json").read_text())
+    known = acc.paired_spread(data["aa"]["baseline"], data["aa"]["candidate"])
+    assert 0.12 < known < 0.14
+    plan = rc.RacePlan.doubling(data["min_gain"], ALPHA, 5, 100)
+    with_known = rc.RacePlan.doubling(data["min_gain"], ALPHA, 5, 100, known_spread=known)
+    racers = {(c["rule"], c["factor"]): rc.Racer(c["trial"], c["loop"], 1.0, c["baseline"], c["candidate"])
+              for c in data["candidates"]}
+    for key in (("unroll_pragma", 4), ("unroll_pragma", 1)):
+        call = rc.judge(racers[key], 10, with_known)
+        assert call.reason == rc.OUTRACED and call.detail.startswith("could not pass by the last look: after 10 pairs")
+        assert rc.judge(racers[key], 10, plan).verdict == acc.CONTINUE
+    best = racers[("unroll_pragma", 8)]
+    assert all(rc.judge(best, n, with_known).verdict == acc.CONTINUE for n in (5, 10, 20))
+    # A racer whose own pairs are steadier than the A/A's goes by its own: the smaller spread never drops more.
+    steady = rc.Racer(9, "L", 1.0, [1.0] * 10, [0.962 * (1.03 if i % 2 else 0.97) for i in range(10)])
+    assert rc.judge(steady, 10, with_known).verdict == acc.CONTINUE
+    assert acc.out_of_reach(steady.baseline, steady.candidate, 1 - data["min_gain"], last_n=100, look_alpha=with_known.look_alpha,
+                            drop_alpha=with_known.drop_alpha, spread=known)  # at the A/A spread alone it would stop

@@ -358,17 +358,19 @@ def sequential_decision(baseline, candidate, plan: SequentialPlan) -> Decision:
     return Decision(CONTINUE, "", interval, n)
 
 
-def last_look_reach(baseline, candidate, last_n: int, look_alpha: float) -> float:
+def last_look_reach(baseline, candidate, last_n: int, look_alpha: float, spread: float | None = None) -> float:
     """The factor (>= 1) by which the upper end of an interval over last_n pairs would still lie
-    above its estimate at the robust spread of these pairs (log_half_width at look_alpha). With
-    fewer than 5 pairs there is no spread to go by: 1."""
-    if min(len(baseline), len(candidate)) < 5:
-        return 1.0
-    return math.exp(log_half_width(paired_spread(baseline, candidate), last_n, look_alpha))
+    above its estimate at the robust spread of these pairs, or at `spread` when given
+    (log_half_width at look_alpha). With fewer than 5 pairs and no spread given: 1."""
+    if spread is None:
+        if min(len(baseline), len(candidate)) < 5:
+            return 1.0
+        spread = paired_spread(baseline, candidate)
+    return math.exp(log_half_width(spread, last_n, look_alpha))
 
 
 def out_of_reach(baseline, candidate, threshold: float, *, last_n: int, look_alpha: float, drop_alpha: float,
-                 method: str = "hodges-lehmann") -> str:
+                 method: str = "hodges-lehmann", spread: float | None = None) -> str:
     """Why these pairs could not pass below `threshold` even at the last look, or "" if they still could.
 
     The futility rule (the race's and the confirmations'): the optimistic end of a lenient
@@ -376,7 +378,7 @@ def out_of_reach(baseline, candidate, threshold: float, *, last_n: int, look_alp
     interval would still have at this spread, lies above the threshold. A close call on a noisy
     program then stops instead of running to the last look inconclusive or not significant."""
     lenient = median_ratio_interval(baseline, candidate, tail_alpha=drop_alpha, method=method)
-    doubt = last_look_reach(baseline, candidate, last_n, look_alpha)
+    doubt = last_look_reach(baseline, candidate, last_n, look_alpha, spread)
     if lenient.low * doubt <= threshold:
         return ""
     return (f"could not pass by the last look: after {len(baseline)} pairs its {1 - 2 * drop_alpha:.0%} interval "

@@ -1236,7 +1236,16 @@ class OptimizeLoop:
 
     def _race_plan(self) -> racing.RacePlan:
         return racing.RacePlan.doubling(float(self.ledger.get("effective_min_gain", self.opt.min_gain)), self.alpha,
-                                        self.opt.rounds, self.opt.max_rounds)
+                                        self.opt.rounds, self.opt.max_rounds, known_spread=self._spread_in_force())
+
+    def _spread_in_force(self) -> float | None:
+        """The paired spread the bar was set at: the A/A pairs', or the race's last retake's."""
+        floor = self.ledger.get("noise_floor")
+        if not floor:
+            return None
+        retakes = self.ledger.get("noise_floor_retakes") or []
+        spread = float(retakes[-1]["spread"] if retakes else floor["spread"])
+        return spread if math.isfinite(spread) and spread > 0 else None
 
     def _pairs_left(self, extra_s: float = 0.0) -> float:
         """The pairs the time budget still pays for (after `extra_s` more seconds of other work), after
@@ -1417,7 +1426,7 @@ class OptimizeLoop:
 
     def _announce_racer(self, t: Trial, verdict: str, reason: str, detail: str, evidence: dict) -> None:
         if verdict == acc.ACCEPT:
-            last = f" as {racing.LAST_RACER}" if detail.startswith(racing.LAST_RACER) else ""
+            last = f" as {detail.split(':')[0]}" if detail.startswith((racing.LAST_RACER, racing.LEADER)) else ""
             self.report.message(f"{t.label}: passed screening{last} ({_ratio_text(evidence)}); to be re-measured")
         else:
             self._write_verdict(t.id)
@@ -1530,7 +1539,9 @@ class OptimizeLoop:
         if not floor:
             return False
         retakes = list(self.ledger.get("noise_floor_retakes") or [])
-        in_force = float(retakes[-1]["spread"] if retakes else floor["spread"])
+        in_force = self._spread_in_force()
+        if in_force is None:
+            return False
         spread, pairs = acc.pooled_spread([(r.baseline, r.candidate) for r in racers])
         if pairs < 2 * self.opt.aa_rounds or not acc.clearly_steadier(in_force, spread):
             return False
