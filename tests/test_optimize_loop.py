@@ -586,6 +586,9 @@ def test_the_loops_winners_are_confirmed_together_before_any_alone(three_loops):
     line = next(x for x in terminal_summary(summary).splitlines() if x.startswith(f"  + #{combo.id} "))
     assert " combination: +" in line and " x0" not in line  # a combination has no unroll factor to show
     assert "## Search" in review and "critical-path share" in review
+    # The race's plan carries the A/A spread its futility rule went by before 20 pairs.
+    known = summary["search"]["race_plan"]["known_spread"]
+    assert known == ledger.get("noise_floor")["spread"] and f"went by the A/A spread, {known:.1%}" in review
     assert {t["id"] for t in summary["carried"]} == set(combo.components)
 
 

@@ -400,7 +400,10 @@ def _search_markdown(s: dict) -> list[str]:
              f"{search.get('planned', 0)} candidates planned, built first ({search.get('builds', 0)} builds by content); "
              f"{search.get('duplicates', 0)} duplicate(s) of the baseline or of another candidate dropped; "
              f"{search.get('raced', 0)} raced" + (f" in rungs of {', '.join(map(str, plan.get('rungs', [])))} pairs "
-                                                  f"(each look at {plan.get('look_alpha', 0):.4g} per tail)" if plan else "")
+                                                  f"(each look at {plan.get('look_alpha', 0):.4g} per tail"
+                                                  + (f"; before {plan.get('futility_from')} pairs the futility rule went by the "
+                                                     f"A/A spread, {plan['known_spread']:.1%}, where a racer's own was larger"
+                                                     if plan.get("known_spread") else "") + ")" if plan else "")
              + (f"; {search['carries']} combination(s) or carries of screened winners" if search.get("carries") else "") + ".",
              "", "Candidates in their order: the score is the product of the named factors; ISA evidence and the prior of "
              "earlier runs are added once a candidate is built.", "",

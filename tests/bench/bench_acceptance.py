@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 import tempfile
 import time
 from pathlib import Path
@@ -140,7 +141,8 @@ def main() -> int:
                             timing_lines=r"(?!)", keep_profiles=lambda key: False)
     # The loop's rules: a lone candidate races alone (rungs of doubling pairs; it stops when it could
     # not pass by the last rung, 50 % lenient interval, and passes as its loop's last racer at a 90 %
-    # interval from 10 pairs), and its confirmation stops likewise at 80 % (loop.py); both from 20 pairs.
+    # interval from 10 pairs), and its confirmation stops likewise at 80 % (loop.py); both from 20 pairs,
+    # the race's before that at the smaller of a racer's own spread and the A/A pairs' (taken per load).
     screen = racing.RacePlan.doubling(0.02, 0.05, OptimizeOptions.rounds, args.max_rounds)
     confirm = confirmation_test(0.02, 0.05, OptimizeOptions.rounds, args.max_rounds).with_alpha(acc.confirmation_alpha(0.05, 1))
     print(f"# acceptance benchmark on {backend.describe()}; plan: min_gain 2 %, screening as a race of one: rungs "
@@ -163,7 +165,14 @@ def main() -> int:
             steal0 = steal_ticks()
             busy = f"{args.busy} busy ({args.busy_kind})" if load == "loaded" else "no busy"
             print(f"\n# {load}: {busy} processes started here; {machine_load()}")
-            measure(args, runner, screen, confirm, a, a2, slow, work, load)
+            # As the loop does, A/A pairs first: the race's futility rule goes by their spread before
+            # futility_from pairs (racing.RacePlan.known_spread).
+            floor = [measure_pair(runner, a.executable, a2.executable, i, work, f"{load}-floor", args.metric)
+                     for i in range(OptimizeOptions.aa_rounds)]
+            spread = acc.paired_spread([p[0] for p in floor], [p[1] for p in floor])
+            print(f"# {load}: A/A spread over {len(floor)} pairs {spread:.1%} (the race's futility rule goes by it "
+                  f"before {screen.futility_from} pairs)")
+            measure(args, runner, replace(screen, known_spread=spread), confirm, a, a2, slow, work, load)
             print(f"\n({load}: steal {steal_ticks() - steal0} ticks; {machine_load()} at the end)")
     print(f"\n(total {time.time() - t0:.0f} s; work dir {work})")
     return 0
