@@ -46,15 +46,18 @@ a time: all candidates still in the race are measured to the same pair count (`r
   strict level would make it prove its gain twice (scan: a 3 % gain against the 2 % bar raced alone to 80 pairs, then 40
   more to confirm; matmul_tiled: one raced alone 100 pairs, then failed its confirmation in 20);
 - passes screening as its loop's leader: the same rule for the racer ahead by estimate of rivals
-  still racing, none passed; they then stop as slower than a rival that passed. The strict level
-  made the leader prove its gain twice here too (stencil1d at 7bc8f1a: `unroll_manual x2` at 0.928
-  raced `#pragma unroll 2` at 0.956 to 40 pairs, then 30 more to confirm; on its pairs it passes
-  at 20). Between rivals close by estimate this picks one by estimate; in the race's simulation
-  of the 12 spaces (200 searches each, with the early futility rule below) stencil1d met the goal
-  in 82 % of searches instead of 75 % and matmul_tiled in 56 % instead of 49 %, and how often
-  the search found exhaustive search's best did not fall on stencil1d (86 %) and fell from 82 %
-  to 79 % on matmul_tiled (whose best is not shown to reach the bar); a margin asked of the
-  leader over each rival (a 50 % or 80 % paired interval above 1) found no more;
+  still racing, none passed, once it is also ahead of each of them pair by pair (their paired
+  ratio over it, `ratio_to_rival`, has its 50 % interval above 1); they then stop as slower than
+  a rival that passed. The strict level made the leader prove its gain twice here too (stencil1d
+  at 7bc8f1a: `unroll_manual x2` at 0.928 raced `#pragma unroll 2` at 0.956 to 40 pairs, then 30
+  more to confirm; on its pairs it passes at 20). Without the paired margin the leader by
+  estimate passed between rivals that close pairs do not separate: in the pass at 35b7f8d
+  stencil1d's `unroll_manual x4` (exhaustive 0.988) led `unroll_manual x2` 0.946 to 0.950 after
+  10 pairs, passed, and took 30 pairs of confirmation to fail before x2 was settled (100
+  confirming runs; the program missed its share of runs). In the race's simulation of the 12
+  spaces (200 searches each, with the early futility rule below) stencil1d met the goal in 79 %
+  of searches instead of 76 % without the leader's rule (82 % without the margin), matmul_tiled
+  in 55 % instead of 53 %;
 - budget: when the pairs left cannot take every candidate to its next rung, the candidates of
   highest expected value get them (`grant`); a first rung may use at most `first_share` of them.
 
@@ -216,9 +219,11 @@ def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, li
         still = [r for r in members if calls[r.id].verdict in (acc.CONTINUE, acc.INCONCLUSIVE)]
         if len(still) >= 2 and not (passed or {}).get(group) and \
                 not any(calls[r.id].verdict == acc.ACCEPT for r in members):
-            # The loop's leader passes as its last racer would; its rivals then stop behind it (below).
+            # The loop's leader passes as its last racer would, once ahead of each rival pair by pair (its
+            # 50 % interval): by estimate alone close rivals are a coin toss. Its rivals then stop (below).
             top = min(still, key=lambda r: (calls[r.id].interval.estimate, r.id))
-            calls[top.id] = judge_last(top, n, plan, calls[top.id], rivals=len(still) - 1)
+            if all(ratio_to_rival(r, top, n, plan, tail_alpha=plan.drop_alpha).low > 1.0 for r in still if r.id != top.id):
+                calls[top.id] = judge_last(top, n, plan, calls[top.id], rivals=len(still) - 1)
         screened = [calls[r.id] for r in members if calls[r.id].verdict == acc.ACCEPT] + list((passed or {}).get(group, []))
         best_passed = min(screened, key=lambda c: (c.interval.estimate, c.id), default=None)
         for r in members:
@@ -250,14 +255,15 @@ def judge_rung(racers: list[Racer], n: int, plan: RacePlan, passed: dict[str, li
     return calls
 
 
-def ratio_to_rival(racer: Racer, rival: Racer, n: int, plan: RacePlan) -> acc.RatioInterval:
-    """The interval (tail plan.last_alpha) of racer's paired ratio over its rival's, pair by pair:
+def ratio_to_rival(racer: Racer, rival: Racer, n: int, plan: RacePlan, tail_alpha: float | None = None) -> acc.RatioInterval:
+    """The interval (tail plan.last_alpha, or tail_alpha) of racer's paired ratio over its rival's, pair by pair:
     (c / b) / (c' / b') of their i-th pairs, which were measured in the same round of the rung
     (sharing one baseline run when they were partners, and then just c / c'). Each pair still
     cancels the machine's speed, and a shared baseline run cancels out entirely."""
     mine = [c / b for b, c in zip(list(racer.baseline)[:n], list(racer.candidate)[:n])]
     theirs = [c / b for b, c in zip(list(rival.baseline)[:n], list(rival.candidate)[:n])]
-    return acc.median_ratio_interval(theirs, mine, tail_alpha=plan.last_alpha, method=plan.method)
+    return acc.median_ratio_interval(theirs, mine, tail_alpha=plan.last_alpha if tail_alpha is None else tail_alpha,
+                                     method=plan.method)
 
 
 def judge_last(racer: Racer, n: int, plan: RacePlan, call: Call, rivals: int = 0) -> Call:
