@@ -389,6 +389,16 @@ def _alternatives_markdown(s: dict) -> list[str]:
     return lines
 
 
+def _race_plan_words(plan: dict) -> str:
+    """The race's rungs and levels as the Search section says them ("" without a race)."""
+    if not plan:
+        return ""
+    known = (f"; before {plan.get('futility_from')} pairs the futility rule went by the A/A spread, "
+             f"{plan['known_spread']:.1%}, where a racer's own was larger") if plan.get("known_spread") else ""
+    return (f" in rungs of {', '.join(map(str, plan.get('rungs', [])))} pairs "
+            f"(each look at {plan.get('look_alpha', 0):.4g} per tail{known})")
+
+
 def _search_markdown(s: dict) -> list[str]:
     """How the search went, and why each candidate came where it did (its named factors)."""
     search = s.get("search") or {}
@@ -399,11 +409,7 @@ def _search_markdown(s: dict) -> list[str]:
     lines = ["", "## Search", "",
              f"{search.get('planned', 0)} candidates planned, built first ({search.get('builds', 0)} builds by content); "
              f"{search.get('duplicates', 0)} duplicate(s) of the baseline or of another candidate dropped; "
-             f"{search.get('raced', 0)} raced" + (f" in rungs of {', '.join(map(str, plan.get('rungs', [])))} pairs "
-                                                  f"(each look at {plan.get('look_alpha', 0):.4g} per tail"
-                                                  + (f"; before {plan.get('futility_from')} pairs the futility rule went by the "
-                                                     f"A/A spread, {plan['known_spread']:.1%}, where a racer's own was larger"
-                                                     if plan.get("known_spread") else "") + ")" if plan else "")
+             f"{search.get('raced', 0)} raced" + _race_plan_words(plan)
              + (f"; {search['carries']} combination(s) or carries of screened winners" if search.get("carries") else "") + ".",
              "", "Candidates in their order: the score is the product of the named factors; ISA evidence and the prior of "
              "earlier runs are added once a candidate is built.", "",

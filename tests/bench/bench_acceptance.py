@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
