@@ -38,6 +38,11 @@ Usage:
         [--programs row_reduce,runtime_trip] [--rounds 20] [--metric auto --before-metric median-path] [--time-budget 1h]
         [--max-trials 24] [--before-ref main] [--compile-check off]
     .venv/bin/python tests/bench/bench_search.py --table /tmp/search.jsonl
+    # without the hours of exhaustive search: against the committed reference (this machine's kind)
+    .venv/bin/python tests/bench/bench_search.py --parts loop,head2head --reference tests/bench/reference/exhaustive.jsonl \
+        --metric auto --time-budget 15m --compile-check off --h2h-rounds 60 --results /tmp/pass.jsonl
+    # a reference from a pass's exhaustive records, while their directories exist (sources embedded)
+    .venv/bin/python tests/bench/bench_search.py --results /tmp/search.jsonl --save-reference tests/bench/reference/exhaustive.jsonl
 Not collected by pytest (no test_ functions).
 """
 
@@ -243,9 +248,10 @@ def run_exhaustive(source: Path, out: Path, args) -> dict:
             fresh = {"candidate": best[1], "ratio": iv.estimate, "low": iv.low, "high": iv.high}
             print(f"  {source.stem}: {best[1]} re-measured: ratio {iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]",
                   file=sys.stderr, flush=True)
-    return {"speedup": 1 / best[0] - 1, "best": best[1], "faster": faster, "trials": trials, "runs": runs,
-            "seconds": time.time() - t0, "metric": metric, "candidates": results, "fresh": fresh, "run": str(run_dir),
-            "baseline_executable": baseline_exe, "best_executable": str(best[2]) if best[2] else None}
+    rec = {"speedup": 1 / best[0] - 1, "best": best[1], "faster": faster, "trials": trials, "runs": runs,
+           "seconds": time.time() - t0, "metric": metric, "candidates": results, "fresh": fresh, "run": str(run_dir),
+           "baseline_executable": baseline_exe, "best_executable": str(best[2]) if best[2] else None}
+    return {**rec, "sources": embedded_sources(rec)}
 
 
 def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
@@ -269,15 +275,16 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
     # builds against two runtimes measure the runtimes (pipeline's unchanged original built by a
     # before checkout measured 0.70 of the same source built here; softmax's original built before
     # the fiber-stack chunks ran 7.7 % faster than after).
+    texts = role_sources(source, recorded, ex.get("sources") or {})
     programs: dict[str, str] = {}
-    built: dict[Path, str] = {}  # one build per source (exhaustive's best is often the original)
-    for role, exe in recorded.items():
-        src = source_of(exe)
-        if not src.is_file():
-            raise SystemExit(f"{source.stem}: head2head: {src} is gone (the searches' temporary directories were removed)")
-        if src not in built:
-            built[src] = str(HostBackend().build(src, work / f"build_{role}", []).executable)
-        programs[role] = built[src]
+    built: dict[bytes, str] = {}  # one build per source (exhaustive's best is often the original)
+    for role, text in texts.items():
+        if text not in built:
+            (work / f"src_{role}").mkdir()
+            src = work / f"src_{role}" / "source.cu"
+            src.write_bytes(text)
+            built[text] = str(HostBackend().build(src, work / f"build_{role}", []).executable)
+        programs[role] = built[text]
     metric = ex.get("metric", "cpu-path")
     runner = ProfiledRounds(HostBackend(), program_args=[], run_template=None, timeout_s=600, cwd=source.parent,
                             timing_lines=OptimizeOptions.timing_lines)
@@ -304,8 +311,7 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
 
     rec = {"exhaustive": interval("B", "E"), "loop": interval("B", "L"), "loop_vs_exhaustive": interval("E", "L"),
            "rounds": args.h2h_rounds, "runs": len(programs) * args.h2h_rounds, "seconds": time.time() - t0,
-           "metric": metric, "same_program": recorded["E"] == recorded["L"],
-           "same_source": same_source(recorded["E"], recorded["L"])}
+           "metric": metric, "same_program": recorded["E"] == recorded["L"], "same_source": texts["E"] == texts["L"]}
     if "P" in programs:
         rec["before"] = interval("B", "P")
     # The same rounds on the probed path (the host runtime's speed probe), where every round has it.
@@ -329,6 +335,78 @@ def latest_records(results: Path, program: str) -> dict:
         if rec.get("program") == program:
             out[rec["part"]] = rec
     return out
+
+
+def embedded_sources(ex: dict) -> dict[str, str | None]:
+    """The original's and exhaustive search's best source texts, read while the search's directories
+    exist: a record that carries them can be measured head to head on any machine, from any clone
+    (`--reference`), instead of only where its temporary directories still are."""
+    def text(exe: str | None) -> str | None:
+        src = source_of(exe) if exe else None
+        return src.read_bytes().decode() if src and src.is_file() else None
+
+    return {"original": text(ex.get("baseline_executable")), "best": text(ex.get("best_executable"))}
+
+
+def role_sources(program: Path, recorded: dict[str, str], embedded: dict[str, str | None]) -> dict[str, bytes]:
+    """{role: the source text it is built from}: exhaustive search's original and best from the
+    record's embedded texts when it has them, else (and the loops' finals always) from beside the
+    recorded executables. An original that is not today's kernels/ file measures another program."""
+    texts: dict[str, bytes] = {}
+    for role, exe in recorded.items():
+        text = {"B": embedded.get("original"), "E": embedded.get("best") or embedded.get("original")}.get(role)
+        if text is None:
+            src = source_of(exe)
+            if not src.is_file():
+                raise SystemExit(f"{program.stem}: head2head: {src} is gone (the searches' temporary directories were "
+                                 "removed, and the record carries no source)")
+            texts[role] = src.read_bytes()
+        else:
+            texts[role] = text.encode()
+    if texts["B"] != program.read_bytes():
+        raise SystemExit(f"{program.stem}: head2head: exhaustive search measured another version of {program}; "
+                         "run --parts exhaustive again")
+    return texts
+
+
+def take_reference(reference: Path, results: Path, programs: list[str]) -> list[str]:
+    """Append to --results, for each program that has no exhaustive record there, the reference
+    file's (marked with where it came from): the loops are then judged against it, head to head and
+    in the table, as against exhaustive records of this pass. Returns the programs taken."""
+    have = {p for p in programs if latest_records(results, p).get("exhaustive")}
+    taken = []
+    with results.open("a") as f:
+        for program in programs:
+            rec = latest_records(reference, program).get("exhaustive")
+            if program in have or not rec:
+                continue
+            if not (rec.get("sources") or {}).get("original"):
+                raise SystemExit(f"{reference}: {program}'s exhaustive record carries no sources (written before "
+                                 "--save-reference)")
+            f.write(json.dumps({**rec, "reference": str(reference)}) + "\n")
+            taken.append(program)
+    return taken
+
+
+def save_reference(results: Path, out: Path) -> int:
+    """Each program's latest exhaustive record of --results, with its sources embedded, into `out`."""
+    settings, records = {}, []
+    for line in results.read_text().splitlines():
+        rec = json.loads(line) if line.strip() else {}
+        if rec.get("part") == "settings" and not settings:
+            settings = rec
+    programs = sorted({json.loads(line).get("program") for line in results.read_text().splitlines() if line.strip()} - {None})
+    for program in programs:
+        ex = latest_records(results, program).get("exhaustive")
+        if not ex:
+            continue
+        sources = ex.get("sources") or embedded_sources(ex)
+        if not sources.get("original"):
+            raise SystemExit(f"{results}: {program}: the exhaustive search's sources are gone and the record has none")
+        records.append({**ex, "sources": sources})
+    out.write_text("".join(json.dumps(r) + "\n" for r in [settings, *records]))
+    print(f"{out}: {len(records)} exhaustive records ({', '.join(r['program'] for r in records)})", file=sys.stderr)
+    return 0
 
 
 def checkout_of(repo: str, ref: str) -> Path:
@@ -586,10 +664,20 @@ def main() -> int:
     ap.add_argument("--compile-check", default="off", choices=["auto", "off"], help="the loops' AMD compile check")
     ap.add_argument("--before-ref", default="main", help="the commit whose loop is `before` (default: main)")
     ap.add_argument("--repo", default=str(ROOT), help="the git repository --before-ref names (default: this checkout)")
+    ap.add_argument("--reference", default="",
+                    help="exhaustive records to judge the loops against where --results has none (written by "
+                    "--save-reference; e.g. tests/bench/reference/exhaustive.jsonl): a pass of loop,head2head without "
+                    "the hours of --parts exhaustive")
+    ap.add_argument("--save-reference", default="", metavar="FILE",
+                    help="write each program's latest exhaustive record of --results, with its sources, to FILE and stop")
     args = ap.parse_args()
     if args.table:
         print_table(Path(args.table))
         return 0
+    if args.save_reference:
+        if not args.results or not Path(args.results).is_file():
+            raise SystemExit("--save-reference: name the results file to take the exhaustive records from (--results)")
+        return save_reference(Path(args.results), Path(args.save_reference))
     names = [n for n in args.programs.split(",") if n]
     programs = [ROOT / "kernels" / f"{n}.cu" for n in names] or sorted((ROOT / "kernels").glob("*.cu"))
     parts = [p for p in args.parts.split(",") if p]
@@ -607,6 +695,12 @@ def main() -> int:
                             "compile_check": args.compile_check, "before_ref": before_ref,
                             "after": subprocess.run(["git", "-C", args.repo, "rev-parse", "--short", "HEAD"],
                                                     capture_output=True, text=True).stdout.strip()}) + "\n")
+    if args.reference:
+        reference = Path(args.reference)
+        if not reference.is_file():
+            raise SystemExit(f"--reference: {reference}: no such file")
+        taken = take_reference(reference, results, [p.stem for p in programs])
+        print(f"exhaustive records from {reference}: {', '.join(taken) or 'none (--results has them)'}", file=sys.stderr)
     before = checkout_of(args.repo, args.before_ref) if "before" in parts else None
     print(f"results: {results}", file=sys.stderr)
     for src in programs:
