@@ -1,0 +1,132 @@
+"""Benchmark: the loop's search simulated on the 12 programs' measured candidate spaces (prints a
+table; seeded, no timing). A pass of `bench_search.py` takes about 50 minutes and is one draw of
+the noise; this takes a minute and gives the rates a change of the race or confirmation rules
+would have, before a pass is spent on it.
+
+Each program's space is its exhaustive record in a reference file (`bench_search.py
+--save-reference`): its candidates, each candidate's loop, and their measured ratios taken as the
+truth (the best candidate's: its re-measure on fresh pairs); its noise is the paired spread that each candidate's 95 % interval over its 20 pairs
+implies (`acceptance.log_half_width` inverted), the median over the candidates. One search is the
+loop's in one generation (`search_simulation.simulate_search`: the race, the close calls it
+settles, the confirmations), after an A/A of the loop's 10 pairs that sets the bar (the noise floor)
+and the spread the futility rule goes by, on seeded log-normal pairs at that spread. Not
+simulated: the combination of loops' winners, the time budget, the build order by evidence (every
+candidate scores alike), the noise of the real machine changing within a run.
+
+The goal as `bench_search.py` judges it: the search's runs (1 reference + 2 per A/A and measured
+pair; the final check not counted) at most half of exhaustive search's, and, where the space's
+best truth clears the bar (below 1 - --min-gain), an accepted candidate with at least 95 % of its
+gain; where it does not, nothing to find. A false accept is an accepted candidate whose truth is
+not below 1. The truths are 20-pair estimates, and the spread is one for the whole space: the rates
+are for comparing rules with each other, not a forecast of a pass.
+
+Usage:
+    .venv/bin/python tests/bench/bench_search_sim.py [--reference tests/bench/reference/exhaustive.jsonl]
+        [--searches 200] [--programs stencil1d,pipeline]
+Not collected by pytest (no test_ functions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from rocm_perf.optimize import acceptance as acc  # noqa: E402
+from rocm_perf.optimize import search_simulation as sim  # noqa: E402
+from rocm_perf.optimize.confirmation import confirmation_test  # noqa: E402
+from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
+from rocm_perf.optimize.racing import RacePlan  # noqa: E402
+
+EXHAUSTIVE_PAIRS = 20  # bench_search.py's --rounds for the reference (its settings line says)
+TAIL = 0.025  # the exhaustive intervals are 95 % ones
+
+
+@dataclass(frozen=True)
+class Space:
+    program: str
+    candidates: list[sim.Synthetic]
+    spread: float  # paired spread of one log ratio
+    exhaustive_runs: int
+
+
+def space_of(rec: dict, pairs: int = EXHAUSTIVE_PAIRS) -> Space:
+    """A program's exhaustive record as a simulated space (truth: each candidate's measured ratio)."""
+    measured = [c for c in rec["candidates"] if "ratio" in c]
+    per_unit = acc.log_half_width(1.0, pairs, TAIL)  # an interval's half-width at spread 1
+    spreads = [math.log(c["high"] / c["low"]) / 2 / per_unit for c in measured if c["high"] > c["low"]]
+    fresh = rec.get("fresh") or {}
+    # The best candidate's truth is its re-measure on fresh pairs where the record has one: its own
+    # 20 pairs were the best of many estimates.
+    candidates = [sim.Synthetic(i, c["candidate"].split()[-1], 1.0,
+                                fresh["ratio"] if fresh.get("candidate") == c["candidate"] else c["ratio"])
+                  for i, c in enumerate(measured)]
+    return Space(rec["program"], candidates, statistics.median(spreads), rec["runs"])
+
+
+def one_search(space: Space, seed: int, opt: OptimizeOptions) -> dict:
+    """One seeded search of the space, as the loop runs it after its A/A pairs."""
+    alpha = 1.0 - opt.confidence
+    draw = sim.lognormal_pairs(space.spread / math.sqrt(2), seed)
+    b, c = draw(1.0, opt.aa_rounds)
+    floor = acc.noise_floor(b, c, max_rounds=opt.max_rounds)
+    bar = acc.effective_min_gain(opt.min_gain, floor)
+    plan = RacePlan.doubling(bar, alpha, opt.rounds, opt.max_rounds, known_spread=acc.paired_spread(b, c))
+    confirm = confirmation_test(bar, alpha, opt.rounds, opt.max_rounds, opt.round_step)
+    result = sim.simulate_search(space.candidates, plan, confirm, draw=draw)
+    truth = {s.id: s.ratio for s in space.candidates}
+    return {"runs": 1 + 2 * opt.aa_rounds + 2 * result.pairs, "accepted": [truth[i] for i in result.accepted]}
+
+
+def simulate(space: Space, searches: int, opt: OptimizeOptions) -> dict:
+    best = min(s.ratio for s in space.candidates)
+    to_find = best < 1.0 - opt.min_gain
+    target = 1 / best - 1
+    met = found = false = 0
+    runs = []
+    for seed in range(searches):
+        r = one_search(space, seed, opt)
+        gain = max((1 / t - 1 for t in r["accepted"]), default=0.0)
+        hit = gain >= 0.95 * target if to_find else True
+        within = r["runs"] <= 0.5 * space.exhaustive_runs
+        found += hit
+        met += hit and within
+        false += any(t >= 1.0 for t in r["accepted"])
+        runs.append(r["runs"])
+    return {"to_find": to_find, "best": best, "met": met / searches, "found": found / searches,
+            "runs": statistics.mean(runs) / space.exhaustive_runs, "false": false}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reference", default=str(ROOT / "tests/bench/reference/exhaustive.jsonl"))
+    ap.add_argument("--searches", type=int, default=200, help="seeded searches per program")
+    ap.add_argument("--programs", default="", help="comma list (default: every program of the reference)")
+    args = ap.parse_args()
+    recs = [json.loads(line) for line in Path(args.reference).read_text().splitlines() if line.strip()]
+    names = [n for n in args.programs.split(",") if n]
+    spaces = [space_of(r) for r in recs if r.get("part") == "exhaustive" and (not names or r["program"] in names)]
+    opt = OptimizeOptions(source=Path("x.cu"))
+    print(f"# the loop's search simulated on {args.reference}'s spaces, {args.searches} seeded searches each; "
+          f"bar {opt.min_gain:.0%} (raised to the A/A floor), rungs from {opt.rounds} to {opt.max_rounds} pairs\n")
+    print("| program | candidates (loops) | spread | best truth | goal met | found | runs (% of exhaustive's) | false accepts |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for space in spaces:
+        s = simulate(space, args.searches, opt)
+        loops = len({c.group for c in space.candidates})
+        print(f"| {space.program} | {len(space.candidates)} ({loops}) | {space.spread:.1%} | {s['best']:.3f}"
+              f"{'' if s['to_find'] else ' (nothing to find)'} | {s['met']:.0%} | {s['found']:.0%} | {s['runs']:.0%} | {s['false']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
