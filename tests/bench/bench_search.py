@@ -327,14 +327,19 @@ def run_head2head(source: Path, out: Path, records: dict, args) -> dict:
     return rec
 
 
-def latest_records(results: Path, program: str) -> dict:
-    """{part: the last record of that part} for one program in a results file."""
-    out = {}
+def records_by_program(results: Path) -> dict[str, dict[str, dict]]:
+    """{program: {part: the last record of that part}} of a results file, read once."""
+    out: dict[str, dict[str, dict]] = {}
     for line in results.read_text().splitlines() if results.exists() else []:
         rec = json.loads(line) if line.strip() else {}
-        if rec.get("program") == program:
-            out[rec["part"]] = rec
+        if rec.get("program"):
+            out.setdefault(rec["program"], {})[rec["part"]] = rec
     return out
+
+
+def latest_records(results: Path, program: str) -> dict:
+    """{part: the last record of that part} for one program in a results file."""
+    return records_by_program(results).get(program, {})
 
 
 def embedded_sources(ex: dict) -> dict[str, str | None]:
@@ -373,11 +378,12 @@ def take_reference(reference: Path, results: Path, programs: list[str]) -> list[
     """Append to --results, for each program that has no exhaustive record there, the reference
     file's (marked with where it came from): the loops are then judged against it, head to head and
     in the table, as against exhaustive records of this pass. Returns the programs taken."""
-    have = {p for p in programs if latest_records(results, p).get("exhaustive")}
+    have = {p for p, parts in records_by_program(results).items() if parts.get("exhaustive")}
+    offered = records_by_program(reference)
     taken = []
     with results.open("a") as f:
         for program in programs:
-            rec = latest_records(reference, program).get("exhaustive")
+            rec = offered.get(program, {}).get("exhaustive")
             if program in have or not rec:
                 continue
             if not (rec.get("sources") or {}).get("original"):
@@ -390,14 +396,11 @@ def take_reference(reference: Path, results: Path, programs: list[str]) -> list[
 
 def save_reference(results: Path, out: Path) -> int:
     """Each program's latest exhaustive record of --results, with its sources embedded, into `out`."""
-    settings, records = {}, []
-    for line in results.read_text().splitlines():
-        rec = json.loads(line) if line.strip() else {}
-        if rec.get("part") == "settings" and not settings:
-            settings = rec
-    programs = sorted({json.loads(line).get("program") for line in results.read_text().splitlines() if line.strip()} - {None})
-    for program in programs:
-        ex = latest_records(results, program).get("exhaustive")
+    lines = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    settings = next((rec for rec in lines if rec.get("part") == "settings"), {})
+    records = []
+    for program, parts in sorted(records_by_program(results).items()):
+        ex = parts.get("exhaustive")
         if not ex:
             continue
         sources = ex.get("sources") or embedded_sources(ex)
