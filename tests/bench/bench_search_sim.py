@@ -135,12 +135,13 @@ def one_search(space: Space, seed: int, opt: OptimizeOptions) -> dict:
 
 def screening_runs(reached: list[int], rungs: tuple[int, ...]) -> int:
     """The runs a race costs whose racers stopped after `reached` pairs each: at every rung the racers
-    still in it go two to one baseline run (loop.SHARED_BASELINE: 3 runs a round for two, 2 for one
+    still in it go SHARED_BASELINE to one baseline run (loop.py: 3 runs a round for two, 2 for one
     left over)."""
     runs, before = 0, 0
     for rung in rungs:
         k = sum(1 for n in reached if n >= rung)
-        runs += (rung - before) * (3 * (k // SHARED_BASELINE) + 2 * (k % SHARED_BASELINE))
+        groups, alone = divmod(k, SHARED_BASELINE)
+        runs += (rung - before) * (groups * (SHARED_BASELINE + 1) + (alone + 1 if alone else 0))
         before = rung
     return runs
 
