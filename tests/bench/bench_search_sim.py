@@ -45,7 +45,6 @@ Not collected by pytest (no test_ functions).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -186,9 +185,9 @@ def main() -> int:
                          "A/A spread there, on the metric the loop decided on, instead of the one the reference's "
                          "intervals imply")
     args = ap.parse_args()
-    recs = [json.loads(line) for line in Path(args.reference).read_text().splitlines() if line.strip()]
     names = [n for n in args.programs.split(",") if n]
-    spaces = [space_of(r, truth=args.truth) for r in recs if r.get("part") == "exhaustive" and (not names or r["program"] in names)]
+    spaces = [space_of(parts["exhaustive"], truth=args.truth) for program, parts in records_by_program(Path(args.reference)).items()
+              if parts.get("exhaustive") and (not names or program in names)]
     spread_source = "the reference's intervals"
     if args.spreads_from:
         if not Path(args.spreads_from).is_file():
