@@ -61,6 +61,24 @@ def test_multistream_fixture_gives_exactly_the_known_answer():
     assert doc["critical_path_ns"] == 660_000 and len(doc["path"]) == 9
 
 
+def test_lengths_under_several_weightings_over_one_dag_equal_one_analysis_each():
+    from rocm_perf.analysis.critical_path import critical_path_lengths
+    from rocm_perf.trace.load import load_trace
+
+    trace = load_trace(DATA / "rocpd_v3_multistream.db")
+    rng = np.random.default_rng(4)
+    wall = (trace.end - trace.start).astype(np.float64)
+    # the side stream made ten times heavier takes the path over: the weightings really differ
+    side = np.array(["side" in trace.symbols[k].name for k in trace.kernel])
+    columns = [wall, wall * rng.uniform(0.5, 1.5, len(trace)), np.where(side, wall * 10, wall)]
+    lengths = critical_path_lengths(trace, columns)
+    assert lengths == [float(analyze_critical_path(trace, weights=c).critical_path_ns) for c in columns]
+    assert lengths[0] == 660_000 and lengths[2] > lengths[0]
+    assert critical_path_lengths(trace, []) == []
+    with pytest.raises(RocmPerfError, match="one finite, non-negative value per dispatch"):
+        critical_path_lengths(trace, [wall[:-1]])
+
+
 def test_multistream_fixture_without_api_trace_says_cross_stream_unknown():
     from rocm_perf.trace.load import load_trace
 

@@ -137,7 +137,7 @@ def test_host_timing_says_which_clocks_this_machine_gives_and_how_to_get_perf(mo
 
     timing = {c.name: c for c in gather_checks() if c.area == "host timing"}
     assert set(timing) == {"thread CPU time", "perf counters", "CPU pinning"}
-    assert timing["thread CPU time"].ok and "--metric cpu-path (the host backend's default) and probed-path" in timing["thread CPU time"].detail
+    assert timing["thread CPU time"].ok and "--metric cpu-path, probed-path, and adjusted-path between them" in timing["thread CPU time"].detail
     probe = host_clocks.perf_counters_status()
     assert timing["perf counters"].ok is (probe == "")
     # The probe's answers on a machine that refuses (paranoid 3): the reason and the fix.

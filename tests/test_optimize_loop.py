@@ -18,6 +18,7 @@ import signal
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rocm_perf.backends.base import Backend, Program
@@ -915,7 +916,14 @@ def test_auto_decides_on_the_clock_path_its_aa_pairs_find_steadier(tmp_path, cor
     ledger = open_ledger(run_dir)
     recorded, floor = ledger.get("metric"), ledger.get("noise_floor")
     assert loop.opt.metric == recorded["name"] == chosen
-    assert recorded["steadier_of"] == ["cpu-path", "probed-path"] and set(recorded["aa_spreads"]) == set(recorded["steadier_of"])
+    # These rounds carry only the two ends. Where the probe swings, the fit lands on 0 (cpu-path);
+    # where the core swings, near 1: on 0.9 here, a path they lack, and then the steadier end over
+    # the A/A pairs decides (no fit recorded).
+    assert set(recorded["steadier_of"]) == set(recorded["aa_spreads"]) == {"cpu-path", "probed-path"}
+    if chosen == "cpu-path":
+        assert recorded["exponent_fit"]["exponent"] == pytest.approx(0.0, abs=0.05)
+    else:
+        assert recorded["exponent_fit"] is None or recorded["exponent_fit"]["exponent"] > 0.95
     assert floor["spread"] == pytest.approx(recorded["aa_spreads"][chosen])
     assert recorded["aa_spreads"][chosen] < 0.75 * recorded["aa_spreads"]["cpu-path"] or chosen == "cpu-path"
     ledger.close()
@@ -972,6 +980,78 @@ def test_a_metric_the_first_rung_confirms_is_kept(tmp_path):
     assert recorded["name"] == recorded["race_check"]["from"] == "cpu-path"
     ledger.close()
     assert "and kept over them and the race's first rung" in (run_dir / "report.md").read_text()
+
+
+class TwoSpeedRounds(InjectedRounds):
+    """InjectedRounds whose rounds are reduced from dispatch-level clocks by the real code
+    (measure.clock_paths, probe_exponent.round_statistics), on a core with two speeds: during a
+    third of the dispatches (seeded) everything runs slower, the speed probe timed before it by
+    1.8x and the kernel by 1.8 ** `follows`, each with small jitter of its own (the probe's 3 %, the
+    kernel's 1 %). cpu-path carries the core's swings, probed-path over-corrects them; the exponent
+    the A/A rounds fit is about `follows`."""
+
+    def __init__(self, follows: float, dispatches: int = 12):
+        super().__init__(cv=0.0)
+        self.follows, self.dispatches = follows, dispatches
+
+    def __call__(self, exe, round_dir, key):
+        from rocm_perf.optimize.measure import clock_paths
+        from rocm_perf.trace import KernelSymbol, Trace
+        from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_PROBE_NS
+
+        r = super().__call__(exe, round_dir, key)
+        rng = random.Random("speed" + key)
+        n = self.dispatches
+        slow = [math.log(1.8) if rng.random() < 1 / 3 else 0.0 for _ in range(n)]
+        probe = [1e6 * math.exp(s + rng.gauss(0, 0.03)) for s in slow]
+        cpu = [r.cp_ns / n * math.exp(self.follows * s + rng.gauss(0, 0.01)) for s in slow]
+        starts = [int(sum(cpu[:i])) for i in range(n)]
+        trace = Trace.from_rows(start=starts, end=[s + int(c) for s, c in zip(starts, cpu)], kernel=[0] * n,
+                                symbols=[KernelSymbol("_Z6kernelv", "kernel()")], stream=[0] * n, queue=[0] * n)
+        trace.counters = {HOST_CPU_TIME_NS: np.array(cpu), HOST_PROBE_NS: np.array(probe)}
+        r.outputs["metrics"], _ = clock_paths([trace])
+        return r
+
+
+def test_auto_decides_on_the_adjusted_path_at_the_exponent_its_aa_pairs_fit(tmp_path):
+    run_dir, loop = start(tmp_path, TwoSpeedRounds(follows=0.4), backend=ClockedCopyBuild(), aa_rounds=10)
+    loop.baseline()
+    loop.noise_floor()
+    ledger = open_ledger(run_dir)
+    recorded, floor = ledger.get("metric"), ledger.get("noise_floor")
+    assert loop.opt.metric == recorded["name"] == "adjusted-path:0.4"
+    fit = recorded["exponent_fit"]
+    assert fit["slope"] == pytest.approx(0.4, abs=0.05) and fit["rounds"] == 20 and fit["correlation"] > 0.9
+    spreads = recorded["aa_spreads"]
+    assert spreads["adjusted-path:0.4"] < 0.5 * min(spreads["cpu-path"], spreads["probed-path"])
+    assert floor["spread"] == pytest.approx(spreads["adjusted-path:0.4"])
+    assert recorded["steadier_of"] == ["adjusted-path:0.4", "cpu-path", "probed-path"]
+    assert "to the power 0.4" in recorded["meaning"]
+    ledger.close()
+    assert loop.run() == DONE
+    ledger = open_ledger(run_dir)
+    recorded = ledger.get("metric")
+    assert recorded["name"] == recorded["race_check"]["from"] == "adjusted-path:0.4"  # the ends were not clearly steadier
+    screened = [t.evidence["screen"] for t in ledger.trials() if "decision" in t.evidence.get("screen", {})]
+    assert screened and all(e["metric"] == "adjusted-path:0.4" for e in screened)
+    assert [t for t in ledger.trials() if t.status == "accepted"]  # two_loops.cu's real gains, found
+    ledger.close()
+    report = (run_dir / "report.md").read_text()
+    assert "exponent from the slope of log cpu-path on the log of the probe over the 20 A/A rounds, 0.4" in report
+    assert "Probe-adjusted CPU-time critical path (exponent 0.4) 1.1" in report  # the headline
+    assert resume(run_dir, TwoSpeedRounds(follows=0.4), backend=ClockedCopyBuild(), aa_rounds=10).opt.metric == "adjusted-path:0.4"
+
+
+@pytest.mark.parametrize("follows, chosen", [(-0.3, "cpu-path"), (0.0, "cpu-path"), (1.5, "probed-path")])
+def test_an_exponent_fitted_at_or_past_an_end_decides_on_that_end(tmp_path, follows, chosen):
+    run_dir, loop = start(tmp_path, TwoSpeedRounds(follows=follows), backend=ClockedCopyBuild(), aa_rounds=10)
+    loop.baseline()
+    loop.noise_floor()
+    assert loop.opt.metric == chosen
+    ledger = open_ledger(run_dir)
+    fit = ledger.get("metric")["exponent_fit"]
+    assert fit["exponent"] == min(1.0, max(0.0, fit["slope"])) and (fit["slope"] > 1.05 if follows > 1 else fit["slope"] < 0.05)
+    ledger.close()
 
 
 class MovedProbeRounds(InjectedRounds):

@@ -10,7 +10,10 @@ from conftest import DATA
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.measure import (
     RoundResult,
+    adjusted_metric,
     clock_paths,
+    metric_kind,
+    metric_meaning,
     metric_of,
     metric_value,
     output_fingerprint,
@@ -60,7 +63,13 @@ def test_clock_paths_weigh_the_critical_path_by_each_recorded_clock():
                       # the third ran while the core was at about half speed: its probe took 1.9 ms
                       HOST_PROBE_NS: np.array([1e6, 1e6, 1.9e6, 1e6])}
     paths, missing = clock_paths([trace, trace])  # two processes of one round add up
-    assert paths == {"cpu-path": 2 * 49.0, "probed-path": 2 * 40.0, "instructions": 2 * 500.0}
+    adjusted = {k: v for k, v in paths.items() if k.startswith("adjusted-path:")}
+    assert {k: v for k, v in paths.items() if k not in adjusted} == {"cpu-path": 2 * 49.0, "probed-path": 2 * 40.0,
+                                                                     "instructions": 2 * 500.0}
+    # between them, the adjusted path at b = 0.1 ... 0.9: the slowed dispatch at 19 x (1 ms / 1.9 ms)^b
+    assert list(adjusted) == [f"adjusted-path:0.{k}" for k in range(1, 10)]
+    for k in range(1, 10):
+        assert adjusted[f"adjusted-path:0.{k}"] == 2 * round(30 + 19 / 1.9 ** (k / 10))
     assert missing == {"cycles": "1 dispatch(es) without HOST_CYCLES"}
     r = RoundResult(True, "", 80, 80, outputs={"median_path_ns": 50, "metrics": paths, "metrics_missing": missing})
     assert metric_value(r, "cpu-path") == 98 and metric_value(r, "critical-path") == 80
@@ -71,7 +80,21 @@ def test_clock_paths_weigh_the_critical_path_by_each_recorded_clock():
     assert metric_of(80, {"median_path_ns": 50}, "median-path") == 50
     assert clock_paths([one_stream_trace()])[1]["cpu-path"] == "no HOST_CPU_TIME_NS in the profile"
     trace.counters[HOST_PROBE_NS] = np.array([1e6, 0, np.nan, 1e6])  # a probe reading must be a positive time
-    assert clock_paths([trace])[1]["probed-path"].startswith("2 dispatch(es) without HOST_PROBE_NS (the speed probe is not kept")
+    paths, missing = clock_paths([trace])
+    assert missing["probed-path"].startswith("2 dispatch(es) without HOST_PROBE_NS (the speed probe is not kept")
+    assert missing["adjusted-path"] == missing["probed-path"] and not any(k.startswith("adjusted") for k in paths)
+    r = RoundResult(True, "", 80, 80, outputs={"metrics": paths, "metrics_missing": missing})
+    with pytest.raises(RocmPerfError, match="--metric adjusted-path:0.4: a round has no .* value .2 dispatch.es. without HOST_PROBE_NS"):
+        metric_value(r, "adjusted-path:0.4")
+
+
+def test_adjusted_metric_names_lie_on_the_recorded_grid_with_cpu_path_and_probed_path_at_the_ends():
+    assert adjusted_metric(0.0) == "cpu-path" and adjusted_metric(0.04) == "cpu-path" and adjusted_metric(-0.3) == "cpu-path"
+    assert adjusted_metric(0.96) == "probed-path" and adjusted_metric(1.7) == "probed-path"
+    assert adjusted_metric(0.44) == "adjusted-path:0.4" and adjusted_metric(0.46) == "adjusted-path:0.5"
+    assert metric_kind("adjusted-path:0.4") == "adjusted-path" and metric_kind("cpu-path") == "cpu-path"
+    assert "to the power 0.4" in metric_meaning("adjusted-path:0.4")
+    assert metric_meaning("cpu-path").startswith("critical path in CPU time")
 
 
 class CountingHostBackend:

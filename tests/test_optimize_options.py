@@ -102,6 +102,15 @@ def test_the_decision_metric_defaults_to_the_cpu_time_path_on_the_host_backend_o
     with pytest.raises(RocmPerfError, match="--metric cpu-path: not available with the rocm backend here: .*records no "
                                             "per-dispatch HOST_CPU_TIME_NS"):
         resolve_metric("cpu-path", RocmBackend())
+    # adjusted-path decides on cpu-path until the A/A pairs fit its exponent; it needs the probe
+    assert resolve_metric("adjusted-path", HostBackend()) == ("cpu-path", "--metric adjusted-path")
+    with pytest.raises(RocmPerfError, match="--metric adjusted-path: not available with the rocm backend here"):
+        resolve_metric("adjusted-path", RocmBackend())
+    from rocm_perf.optimize.options import fits_exponent
+
+    assert fits_exponent("adjusted-path", HostBackend()) and fits_exponent("auto", HostBackend())
+    assert not fits_exponent("auto", RocmBackend()) and not fits_exponent("cpu-path", HostBackend())
+    assert not fits_exponent("auto", PerfRefusedHost())  # no speed probe: nothing to fit
     with pytest.raises(RocmPerfError, match="--warmup -1: must be at least 0"):
         parse(["k.cu", "--warmup", "-1"])
 
@@ -143,8 +152,9 @@ def test_the_resolved_metric_is_recorded_once_and_a_resumed_run_keeps_it(tmp_pat
     assert settle_metric(ledger, o, HostBackend()) == "cpu-path"
     recorded = ledger.get("metric")
     assert recorded["name"] == "cpu-path" and "default" in recorded["how"]
-    # the A/A pairs may swap in the probed path: the alternatives are recorded for them
-    assert recorded["steadier_of"] == ["cpu-path", "probed-path"] and "steadiest of probed-path" in recorded["how"]
+    # the A/A pairs fit adjusted-path's exponent; its ends stay recorded for the race's check
+    assert recorded["fit_exponent"] and "adjusted-path at the exponent its A/A pairs fit" in recorded["how"]
+    assert recorded["steadier_of"] == ["cpu-path", "probed-path"]
     # resumed where auto would mean another metric, it still decides as it began
     from rocm_perf.backends.rocm import RocmBackend
 

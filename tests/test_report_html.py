@@ -16,7 +16,7 @@ from rocm_perf.cli import main
 from rocm_perf.report.figure import new_figure, styled, svg_figure
 from rocm_perf.report.run_headline import headline
 from rocm_perf.report.html import highlight_diff, md_cell, md_code, md_fenced, render_html, render_markdown
-from rocm_perf.optimize.measure import METRIC_MEANING
+from rocm_perf.optimize.measure import metric_kind, metric_meaning
 from rocm_perf.optimize.run_view import KernelTime, Resources, RoundPoint, RunView, TrialView, load_run
 from rocm_perf.sweep.view import SessionSpan, SweepRow, SweepView, WorkSpan
 
@@ -313,9 +313,9 @@ def test_real_run_report_loads_in_chromium_without_console_errors(real_run, tmp_
     text = md.read_text()
     assert f"## Run {real_run.name}".replace("_", "\\_") in text
     # Which metric decided (the host backend's default), with rounds in its units.
-    # (auto: cpu-path, or probed-path where the run's A/A pairs found it clearly steadier)
-    assert view.metric in ("cpu-path", "probed-path") and view.metric_unit == "ns"
-    assert "decided on" in dom and METRIC_MEANING[view.metric] in dom
+    # (auto: the adjusted path at the exponent the run's A/A pairs fit: cpu-path at 0, probed-path at 1)
+    assert metric_kind(view.metric) in ("cpu-path", "probed-path", "adjusted-path") and view.metric_unit == "ns"
+    assert "decided on" in dom and metric_meaning(view.metric) in dom
     assert f"decided on: {view.metric}" in text
     from rocm_perf.optimize.ledger import open_ledger
 

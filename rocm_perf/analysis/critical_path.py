@@ -149,6 +149,22 @@ def analyze_critical_path(
     )
 
 
+def critical_path_lengths(trace: Trace, weight_columns: list[np.ndarray], *, null_stream: str = "legacy") -> list[float]:
+    """The critical path's length under each of several per-dispatch weight columns (as
+    analyze_critical_path's `weights`), over one dispatch DAG built once: the loop weighs each
+    round's trace by a dozen clock paths, and building the DAG is most of the cost."""
+    if not weight_columns:
+        return []
+    dag = build_dispatch_dag(trace, null_stream=null_stream)
+    lengths = []
+    for weights in weight_columns:
+        values = np.asarray(weights, dtype=np.float64)
+        if values.shape != (len(trace),) or not np.isfinite(values).all() or (values < 0).any():
+            raise RocmPerfError("critical-path weights must be one finite, non-negative value per dispatch")
+        lengths.append(float(_schedule(dag, np.rint(values).astype(np.int64)).length))
+    return lengths
+
+
 @dataclass
 class _Schedule:
     length: int

@@ -270,8 +270,8 @@ def _host_clocks() -> list[Check]:
     cpu = hc.thread_cpu_time_status()
     checks = [Check(area, "thread CPU time", not cpu,
                     cpu or "CLOCK_THREAD_CPUTIME_ID per block worker, and a speed probe timed by it before each "
-                    "dispatch: --metric cpu-path (the host backend's default) and probed-path (which --metric auto "
-                    "takes where a run's A/A pairs find it clearly steadier)")]
+                    "dispatch: --metric cpu-path, probed-path, and adjusted-path between them (which --metric auto "
+                    "takes, at the exponent a run's A/A pairs fit)")]
     perf = hc.perf_counters_status()
     paranoid = hc.perf_event_paranoid()
     if not perf:

@@ -175,32 +175,36 @@ def retake_text(retakes: list[dict] | None) -> str:
 
 def decision_metric(ledger: Ledger) -> dict:
     """The run's decision metric as recorded; a run from before the record decided on its option."""
-    from rocm_perf.optimize.measure import METRIC_CRITICAL_PATH, METRIC_MEANING
+    from rocm_perf.optimize.measure import METRIC_CRITICAL_PATH, metric_meaning
 
     recorded = ledger.get("metric")
     if recorded:
         return recorded
     name = (ledger.get("options") or {}).get("metric") or METRIC_CRITICAL_PATH
-    return {"name": name, "how": f"--metric {name}", "meaning": METRIC_MEANING.get(name, name)}
+    return {"name": name, "how": f"--metric {name}", "meaning": metric_meaning(name)}
 
 
 def metric_choice_text(record: dict) -> str:
     """How --metric auto chose among its clock paths (loop._choose_metric, loop._recheck_metric);
     "" when the metric was settled before the run."""
     aa = record.get("aa_spreads")
-    if not record.get("steadier_of") or not aa:
+    if not (record.get("steadier_of") or record.get("fit_exponent")) or not aa:
         return ""
 
     def spreads(values: dict) -> str:
         return ", ".join(f"{m} {v * 100:.1f} %" for m, v in values.items())
 
+    fit = record.get("exponent_fit")
+    basis = (f"exponent from the slope of log cpu-path on the log of the probe over the {fit['rounds']} A/A rounds, "
+             f"{fit['slope']:.2f} (correlation {fit['correlation']:.2f}); paired spread {spreads(aa)}" if fit
+             else f"paired spread {spreads(aa)}")
     check = record.get("race_check")
     if not check:
-        return f"chosen over the A/A pairs (paired spread {spreads(aa)})"
+        return f"chosen over the A/A pairs ({basis})"
     if check["from"] == record["name"]:
-        return (f"chosen over the A/A pairs (paired spread {spreads(aa)}) and kept over them and the race's first "
-                f"rung, {check['pairs']} pairs ({spreads(check['spreads'])})")
-    return (f"the A/A pairs chose {check['from']} (paired spread {spreads(aa)}); over them and the race's first rung, "
+        return (f"chosen over the A/A pairs ({basis}) and kept over them and the race's first rung, {check['pairs']} "
+                f"pairs ({spreads(check['spreads'])})")
+    return (f"the A/A pairs chose {check['from']} ({basis}); over them and the race's first rung, "
             f"{check['pairs']} pairs, {record['name']} was steadier ({spreads(check['spreads'])}) and decided from that rung on")
 
 

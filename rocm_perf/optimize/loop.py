@@ -47,7 +47,9 @@ from rocm_perf.optimize.confirmation import CONFIRMATION_PAIRS_RESERVED, confirm
 from rocm_perf.optimize.combine import find_loop, loop_range, plan_carry, plan_combination, render_carry
 from rocm_perf.optimize.isa_loops import isa_delta, isa_identity, loop_mix
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Baseline, BuildRow, Ledger, RoundRow, Trial
-from rocm_perf.optimize.measure import METRIC_MEANING, METRIC_UNDIVIDED, RoundResult, RoundRunner, metric_of, metric_value, outputs_differ
+from rocm_perf.optimize.measure import (METRIC_CPU_PATH, METRIC_PROBED_PATH, METRIC_UNDIVIDED, RoundResult, RoundRunner, adjusted_metric, metric_kind,
+                                        metric_meaning, metric_of, metric_value, outputs_differ)
+from rocm_perf.optimize.probe_exponent import fit_exponent
 from rocm_perf.optimize.options import OptimizeOptions, settle_metric
 from rocm_perf.optimize.heat import HeatRounds
 from rocm_perf.optimize.plan import Proposal, RankedKernel, evidence_factors, original_line_of, propose
@@ -452,11 +454,22 @@ class OptimizeLoop:
         return RANK
 
     def _choose_metric(self, base: list[RoundResult], twin: list[RoundResult]) -> dict | None:
-        """Under --metric auto with alternatives (options.auto_alternatives): the steadiest of them
-        over these A/A pairs becomes the run's metric (self.opt.metric), and the ledger's new
-        `metric` record is returned; None when the metric was settled before the run."""
+        """Where the run fits adjusted-path's exponent (options.fits_exponent): the adjusted path
+        at the exponent these A/A rounds fit (probe_exponent.py) becomes the run's metric
+        (self.opt.metric), first of the `steadier_of` the race may still turn to. Else, with
+        alternatives (options.auto_alternatives), the steadiest of them over these pairs. Returns
+        the ledger's new `metric` record; None when the metric was settled before the run."""
         record = self.ledger.get("metric") or {}
-        choices = record.get("steadier_of")
+        choices = list(record.get("steadier_of") or [])
+        fitted, fit = None, None
+        if record.get("fit_exponent"):
+            def both_paths(rounds: list[RoundResult]) -> tuple[list[float], list[float]]:
+                return tuple([metric_of(r.cp_ns, r.outputs, m) or 0.0 for r in rounds] for m in (METRIC_CPU_PATH, METRIC_PROBED_PATH))
+
+            fit = fit_exponent([both_paths(base), both_paths(twin)])
+            # No fit (a round without the probe, or its readings never moved): the alternatives as before.
+            fitted = adjusted_metric(fit.exponent) if fit else None
+            choices = list(dict.fromkeys([fitted, *choices] if fitted else choices or [METRIC_CPU_PATH]))
         if not choices:
             return None
         spreads = {}
@@ -465,11 +478,23 @@ class OptimizeLoop:
             c = [metric_of(r.cp_ns, r.outputs, m) for r in twin]
             if all(v is not None and v > 0 for v in b + c):
                 spreads[m] = acc.paired_spread(b, c)
-        chosen = acc.steadier_metric(spreads, choices)
+        if fitted in spreads:
+            chosen = fitted
+        else:  # some round lacks that path (rounds of an older runtime): the steadier of what every round has
+            choices = [m for m in choices if m != fitted] or [METRIC_CPU_PATH]
+            fitted = None
+            chosen = acc.steadier_metric(spreads, choices)
         self.opt = replace(self.opt, metric=chosen)
         said = ", ".join(f"{m} {s:.1%}" for m, s in spreads.items())
-        self.report.message(f"decision metric: {chosen} (A/A paired spread {said})")
-        return {**record, "name": chosen, "meaning": METRIC_MEANING[chosen], "aa_spreads": spreads}
+        how = (f"slope {fit.slope:.2f} of log cpu-path on the log of the probe over the {fit.rounds} A/A rounds; "
+               if fit and chosen == fitted else "")
+        self.report.message(f"decision metric: {chosen} ({how}A/A paired spread {said})")
+        new = {**record, "name": chosen, "meaning": metric_meaning(chosen), "aa_spreads": spreads}
+        if record.get("fit_exponent"):
+            new["exponent_fit"] = fit.to_json() if fitted else None
+        if fitted and record.get("steadier_of"):  # the race's check keeps the fitted metric unless an end is clearly steadier
+            new["steadier_of"] = [chosen, *[m for m in choices if m != chosen]]
+        return new
 
     def _require_baseline_ok(self, r: RoundResult, where: str) -> None:
         if not r.ok:
@@ -1165,7 +1190,7 @@ class OptimizeLoop:
                                     "critical_path": acc.median_ratio_interval(b, c, tail_alpha=tail).to_json()}
         if len(kb) == len(b) and kb:
             evidence["kernel"] = acc.median_ratio_interval(kb, kc, tail_alpha=tail).to_json()
-        plain = METRIC_UNDIVIDED.get(self.opt.metric)
+        plain = METRIC_UNDIVIDED.get(metric_kind(self.opt.metric))
         if plain and len(b) >= 2:  # a probe-divided metric: did the candidate move the probe? (yardstick.py)
             pb, pc = self._pairs(t, phase, n, metric=plain)
             evidence["probe_shift"] = yardstick.probe_shift(pb, pc, b, c, yardstick.SHIFT_TAIL).to_json()
@@ -1200,7 +1225,7 @@ class OptimizeLoop:
                 return acc.REJECT, reason, {"rounds": i + 1, "detail": detail}
             b, c = self._pairs(t, phase)
             decision = acc.sequential_decision(b, c, plan)
-            plain = METRIC_UNDIVIDED.get(self.opt.metric)
+            plain = METRIC_UNDIVIDED.get(metric_kind(self.opt.metric))
             if plain and decision.verdict == acc.ACCEPT:  # yardstick.py: not on a probe the candidate moved
                 decision = yardstick.guard_accept(decision, plan, *self._pairs(t, phase, metric=plain), b, c, plain)
             est = ""
@@ -1509,7 +1534,7 @@ class OptimizeLoop:
         floor = acc.floor_at_spread(aa.interval, spreads[chosen], confidence=self.opt.confidence, max_rounds=self.opt.max_rounds)
         effective = acc.effective_min_gain(self.opt.min_gain, floor)
         with self.ledger.transaction():
-            self.ledger.set("metric", {**record, "name": chosen, "meaning": METRIC_MEANING[chosen], "race_check": check})
+            self.ledger.set("metric", {**record, "name": chosen, "meaning": metric_meaning(chosen), "race_check": check})
             self.ledger.set("noise_floor", floor.to_json())
             self.ledger.set("effective_min_gain", effective)
         self.opt = replace(self.opt, metric=chosen)

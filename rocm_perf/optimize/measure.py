@@ -16,6 +16,12 @@ The decision metrics (`optimize --metric`), each the length of a path through th
   speeds, as some virtual machines do for seconds at a time, slows the probe with the kernel, and the
   ratio stays. The probe is the same machine code at the same alignments in every build, so a
   candidate cannot move its own yardstick (inlined, it read 35-56 % slower in one candidate's build);
+- adjusted-path: between the two, each dispatch's CPU time times (1 ms / its probe) to a power b
+  in [0, 1] (b = 0 is cpu-path, b = 1 probed-path) that the run fits on its A/A rounds
+  (probe_exponent.py): how much of the probe's swings the program's CPU time follows. A kernel
+  that is not load-heavy slows less than the probe does when the core's speed drops, and dividing
+  by the whole probe then adds the probe's swings instead of cancelling them. Rounds record the
+  path at b = 0.1, 0.2, ..., 0.9 (`adjusted-path:0.4`); what --metric auto takes on the host backend;
 - instructions, cycles: the same with the dispatch's user-space instructions or cycles (host
   backend, where perf_event_open is allowed).
 
@@ -65,18 +71,26 @@ METRIC_CRITICAL_PATH = "critical-path"
 METRIC_MEDIAN_PATH = "median-path"
 METRIC_CPU_PATH = "cpu-path"
 METRIC_PROBED_PATH = "probed-path"
+METRIC_ADJUSTED_PATH = "adjusted-path"
 METRIC_INSTRUCTIONS = "instructions"
 METRIC_CYCLES = "cycles"
-METRICS = (METRIC_CRITICAL_PATH, METRIC_MEDIAN_PATH, METRIC_CPU_PATH, METRIC_PROBED_PATH, METRIC_INSTRUCTIONS,
-           METRIC_CYCLES)
+METRICS = (METRIC_CRITICAL_PATH, METRIC_MEDIAN_PATH, METRIC_CPU_PATH, METRIC_PROBED_PATH, METRIC_ADJUSTED_PATH,
+           METRIC_INSTRUCTIONS, METRIC_CYCLES)
+# The adjusted path's exponents a round records: 1/ADJUSTED_STEPS apart, strictly between 0 and 1
+# (the ends are cpu-path and probed-path). The slope fitted on 10 A/A pairs moves by an sd of 0.02-0.29
+# between random halves of 20 (tests/bench/bench_probe_exponent.py's data): a finer grid resolves nothing.
+ADJUSTED_STEPS = 10
 # The per-dispatch clock (trace/host_clocks.py) each clock-weighted path is taken in; probed-path
 # divides its clock by the probe's.
 METRIC_CLOCK = {METRIC_CPU_PATH: HOST_CPU_TIME_NS, METRIC_PROBED_PATH: HOST_CPU_TIME_NS,
                 METRIC_INSTRUCTIONS: HOST_INSTRUCTIONS, METRIC_CYCLES: HOST_CYCLES}
 METRIC_DIVISOR = {METRIC_PROBED_PATH: HOST_PROBE_NS}
+# What a metric needs the backend to record, whatever the run's exponent (options.resolve_metric).
+METRIC_NEEDS = {**{m: (c,) for m, c in METRIC_CLOCK.items()}, METRIC_PROBED_PATH: (HOST_CPU_TIME_NS, HOST_PROBE_NS),
+                METRIC_ADJUSTED_PATH: (HOST_CPU_TIME_NS, HOST_PROBE_NS)}
 # The same clock's path without the divisor: what an accept on a divided metric must also pass
-# where the candidate moved the divisor (yardstick.py).
-METRIC_UNDIVIDED = {METRIC_PROBED_PATH: METRIC_CPU_PATH}
+# where the candidate moved the divisor (yardstick.py); looked up by metric_kind.
+METRIC_UNDIVIDED = {METRIC_PROBED_PATH: METRIC_CPU_PATH, METRIC_ADJUSTED_PATH: METRIC_CPU_PATH}
 PROBE_UNIT_NS = 1e6  # a probed-path value: the CPU time the path would take where the probe takes 1 ms
 # For reports: what a round's value is under each metric.
 METRIC_MEANING = {
@@ -84,9 +98,36 @@ METRIC_MEANING = {
     METRIC_MEDIAN_PATH: "critical path at each kernel's median dispatch duration",
     METRIC_CPU_PATH: "critical path in CPU time of the threads that ran each dispatch",
     METRIC_PROBED_PATH: "critical path in CPU time, each dispatch divided by the speed probe timed before it (ns per 1 ms of probe)",
+    METRIC_ADJUSTED_PATH: "critical path in CPU time, each dispatch times (1 ms / the speed probe timed before it) "
+                          "to the power the A/A pairs fitted",
     METRIC_INSTRUCTIONS: "critical path in retired user-space instructions",
     METRIC_CYCLES: "critical path in user-space core cycles",
 }
+
+
+def adjusted_metric(exponent: float) -> str:
+    """The metric of the adjusted path at `exponent`, on the grid the rounds record: cpu-path at
+    0, probed-path at 1, else `adjusted-path:0.4`."""
+    step = round(min(1.0, max(0.0, exponent)) * ADJUSTED_STEPS)
+    if step == 0:
+        return METRIC_CPU_PATH
+    if step == ADJUSTED_STEPS:
+        return METRIC_PROBED_PATH
+    return f"{METRIC_ADJUSTED_PATH}:{step / ADJUSTED_STEPS:.1f}"
+
+
+def metric_kind(metric: str) -> str:
+    """The metric's name without its exponent: `adjusted-path` for `adjusted-path:0.4`."""
+    return metric.split(":", 1)[0]
+
+
+def metric_meaning(metric: str) -> str:
+    """What a round's value is under `metric`, for reports and the ledger."""
+    kind = metric_kind(metric)
+    if kind == METRIC_ADJUSTED_PATH and kind != metric:
+        return (f"critical path in CPU time, each dispatch times (1 ms / the speed probe timed before it) "
+                f"to the power {metric.split(':', 1)[1]} (fitted on the A/A pairs)")
+    return METRIC_MEANING.get(kind, metric)
 
 
 def metric_of(cp_ns: float, outputs: dict, metric: str) -> float | None:
@@ -105,7 +146,7 @@ def metric_value(r: RoundResult, metric: str) -> float:
     not carry it (a clock this machine refused)."""
     value = metric_of(r.cp_ns, r.outputs, metric)
     if value is None or not value > 0:
-        why = r.outputs.get("metrics_missing", {}).get(metric, "the profile has no such per-dispatch clock")
+        why = r.outputs.get("metrics_missing", {}).get(metric_kind(metric), "the profile has no such per-dispatch clock")
         raise RocmPerfError(f"--metric {metric}: a round has no {metric} value ({why}); "
                             f"choose another --metric (`rocm-perf doctor` shows which clocks this machine gives)")
     return value
@@ -180,23 +221,35 @@ def reduce_traces(traces: list) -> tuple[float, float, dict[str, float], dict[st
 
 def clock_paths(traces: list) -> tuple[dict[str, float], dict[str, str]]:
     """The clock-weighted paths of one round ({metric: length}, summed over its traces like the
-    critical path), and for each clock metric the round cannot give, why not."""
-    from rocm_perf.analysis.critical_path import analyze_critical_path
+    critical path; the adjusted path at each exponent of its grid), and for each clock metric the
+    round cannot give, why not."""
+    from rocm_perf.analysis.critical_path import critical_path_lengths
 
-    paths: dict[str, float] = {}
+    totals: dict[str, float] = {}
     missing: dict[str, str] = {}
-    for metric, clock in METRIC_CLOCK.items():
-        total = 0.0
-        for trace in traces:
-            if len(trace) == 0:
+    for trace in traces:
+        if len(trace) == 0:
+            continue
+        columns: dict[str, np.ndarray] = {}
+        for metric, clock in METRIC_CLOCK.items():
+            if metric in missing:
                 continue
             column, why = _clock_weights(trace, clock, METRIC_DIVISOR.get(metric))
             if column is None:
                 missing[metric] = why
-                break
-            total += float(analyze_critical_path(trace, weights=column).critical_path_ns)
-        if metric not in missing and total > 0:
-            paths[metric] = total
+            else:
+                columns[metric] = column
+        if METRIC_CPU_PATH in columns and METRIC_PROBED_PATH in columns:
+            # cpu x (1 ms / probe)^b = cpu^(1 - b) x probed^b
+            log_cpu, log_probed = np.log(np.maximum(columns[METRIC_CPU_PATH], 1.0)), np.log(np.maximum(columns[METRIC_PROBED_PATH], 1.0))
+            for step in range(1, ADJUSTED_STEPS):
+                b = step / ADJUSTED_STEPS
+                columns[adjusted_metric(b)] = np.exp((1.0 - b) * log_cpu + b * log_probed)
+        elif METRIC_PROBED_PATH in missing:
+            missing[METRIC_ADJUSTED_PATH] = missing[METRIC_PROBED_PATH]
+        for metric, length in zip(columns, critical_path_lengths(trace, list(columns.values()))):
+            totals[metric] = totals.get(metric, 0.0) + length
+    paths = {m: v for m, v in totals.items() if metric_kind(m) not in missing and v > 0}
     return paths, missing
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.close_calls import SETTLE_MAX_PAIRS
-from rocm_perf.optimize.measure import (METRIC_AUTO, METRIC_CLOCK, METRIC_CPU_PATH, METRIC_CRITICAL_PATH, METRIC_DIVISOR,
-                                        METRIC_MEANING, METRIC_PROBED_PATH, METRICS)
+from rocm_perf.optimize.measure import (METRIC_ADJUSTED_PATH, METRIC_AUTO, METRIC_CPU_PATH, METRIC_CRITICAL_PATH,
+                                        METRIC_NEEDS, METRIC_PROBED_PATH, METRICS, metric_meaning)
 from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_PROBE_NS
 
 # Standard-output lines that carry timings, not results: left out of the output comparison.
@@ -152,10 +152,12 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
                    "median-path (each dispatch at its kernel's median duration), cpu-path (CPU time of the threads that "
                    "ran each dispatch: other processes on the machine do not stretch it), probed-path (that CPU time "
                    "divided by a speed probe's timed before each dispatch: a core whose speed changes for seconds at a "
-                   "time, as on some virtual machines, does not move it), instructions or cycles "
-                   "(user space, where perf_event_open is allowed); host backend only for the last four. "
-                   "Default auto: cpu-path on the host backend, or probed-path where the run's A/A pairs find it "
-                   "clearly steadier; critical-path on the rocm backend")
+                   "time, as on some virtual machines, does not move it), adjusted-path (that CPU time times "
+                   "(1 ms / the probe) to the power, 0 to 1, that the run's A/A pairs fit: as much of the probe as the "
+                   "program's kernels follow), instructions or cycles "
+                   "(user space, where perf_event_open is allowed); host backend only for the last five. "
+                   "Default auto: adjusted-path on the host backend where it records the probe, else cpu-path; "
+                   "critical-path on the rocm backend")
     p.add_argument("--warmup", type=int, default=1, help="untimed runs of each program before its first timed round (default: 1)")
     p.add_argument("--aa-rounds", type=int, default=10, help="pairs of the A/A noise-floor measurement (default: 10)")
     p.add_argument("--arch", default="gfx90a", help="AMD target of the compile check (default: gfx90a)")
@@ -261,9 +263,9 @@ def resolve_metric(requested: str, backend) -> tuple[str, str]:
     """(the decision metric, how it was chosen) for `--metric requested` on `backend`.
 
     auto: cpu-path where the backend records each dispatch's CPU time (the host backend), else
-    critical-path; where it records the speed probe too, the A/A pairs may still swap cpu-path
-    for probed-path (auto_alternatives). A clock metric the backend or this machine cannot give is
-    a RocmPerfError."""
+    critical-path; where it records the speed probe too, the A/A pairs fit adjusted-path's exponent
+    and the run decides on that (fits_exponent), as under --metric adjusted-path, which is cpu-path
+    until then. A clock metric the backend or this machine cannot give is a RocmPerfError."""
     clocks = backend.dispatch_clocks() if hasattr(backend, "dispatch_clocks") else {}
     name = getattr(backend, "name", "this")
     if requested == METRIC_AUTO:
@@ -272,21 +274,31 @@ def resolve_metric(requested: str, backend) -> tuple[str, str]:
         return METRIC_CRITICAL_PATH, f"the {name} backend's default (--metric auto)"
     if requested not in METRICS:
         raise RocmPerfError(f"--metric {requested!r}: choose one of {', '.join((METRIC_AUTO, *METRICS))}")
-    for clock in (METRIC_CLOCK.get(requested), METRIC_DIVISOR.get(requested)):
-        if clock is None:
-            continue
+    for clock in METRIC_NEEDS.get(requested, ()):
         why = clocks.get(clock, f"the {name} backend records no per-dispatch {clock} (the host backend does)")
         if why:
             raise RocmPerfError(f"--metric {requested}: not available with the {name} backend here: {why}")
+    if requested == METRIC_ADJUSTED_PATH:
+        return METRIC_CPU_PATH, f"--metric {requested}"
     return requested, f"--metric {requested}"
 
 
+def fits_exponent(requested: str, backend) -> bool:
+    """Whether the run's A/A pairs fit adjusted-path's exponent and the run decides on it: under
+    --metric adjusted-path, and under auto where the backend records the CPU time and the speed
+    probe (probe_exponent.py)."""
+    if requested == METRIC_ADJUSTED_PATH:
+        return True
+    clocks = backend.dispatch_clocks() if hasattr(backend, "dispatch_clocks") else {}
+    return requested == METRIC_AUTO and clocks.get(HOST_CPU_TIME_NS) == "" and clocks.get(HOST_PROBE_NS) == ""
+
+
 def auto_alternatives(requested: str, backend) -> list[str]:
-    """The metrics the A/A noise floor chooses among for `--metric requested` (the resolved one
-    first), or [] when the choice is made already: under auto on a backend that records both the
-    CPU time and the speed probe, [cpu-path, probed-path]. The probe cancels a core that changes
-    speed for seconds at a time, but on a steady core it only adds its own noise, so the A/A pairs
-    of each program decide (acceptance.steadier_metric)."""
+    """The metrics the run may still turn to for `--metric requested`, or [] when the choice is made
+    already: under auto on a backend that records both the CPU time and the speed probe, [cpu-path,
+    probed-path], the ends of adjusted-path's exponent. The A/A pairs fit the exponent and put its
+    metric first; the race's first rung may still take one of these when its pairs and the A/A's
+    find it clearly steadier (loop._recheck_metric, acceptance.steadier_metric)."""
     clocks = backend.dispatch_clocks() if hasattr(backend, "dispatch_clocks") else {}
     if requested == METRIC_AUTO and clocks.get(HOST_CPU_TIME_NS) == "" and clocks.get(HOST_PROBE_NS) == "":
         return [METRIC_CPU_PATH, METRIC_PROBED_PATH]
@@ -301,10 +313,13 @@ def settle_metric(ledger, options: OptimizeOptions, backend) -> str:
     if recorded:
         return recorded["name"]
     metric, how = resolve_metric(options.metric, backend)
-    record = {"name": metric, "how": how, "meaning": METRIC_MEANING[metric]}
+    record = {"name": metric, "how": how, "meaning": metric_meaning(metric)}
     alternatives = auto_alternatives(options.metric, backend)
     if alternatives:
         record["steadier_of"] = alternatives
-        record["how"] = how + f": {alternatives[0]}, or the steadiest of {', '.join(alternatives[1:])} over the A/A pairs"
+    if fits_exponent(options.metric, backend):
+        record["fit_exponent"] = True
+        record["how"] = how + (": adjusted-path at the exponent its A/A pairs fit (cpu-path at 0, probed-path at 1)"
+                               + (", or an end of it where the race's first pairs find that clearly steadier" if alternatives else ""))
     ledger.set("metric", record)
     return metric

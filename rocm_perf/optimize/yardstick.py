@@ -20,7 +20,7 @@ shift only as far as the plain metric's noise over those pairs lets it (README, 
 from __future__ import annotations
 
 from rocm_perf.optimize import acceptance as acc
-from rocm_perf.optimize.measure import METRIC_UNDIVIDED, metric_of
+from rocm_perf.optimize.measure import METRIC_UNDIVIDED, metric_kind, metric_of
 
 REASON_MOVED_PROBE = "moved the speed probe"
 # The tail of the shift's interval: a 95 % interval, lenient beside a confirmation's per-look level
@@ -75,7 +75,7 @@ def plain_pairs_interval(rounds, metric: str, tail_alpha: float) -> tuple[str, a
     probe-divided `metric`: (plain metric, its ratio interval over the complete pairs); None on
     any other metric or with fewer than 2 pairs. The final check's counterpart of the guard: a
     headline on probed-path shows what the CPU time says over the same pairs."""
-    plain = METRIC_UNDIVIDED.get(metric)
+    plain = METRIC_UNDIVIDED.get(metric_kind(metric))
     if plain is None:
         return None
     by_pair: dict[int, dict[str, float | None]] = {}

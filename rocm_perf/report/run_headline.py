@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rocm_perf.optimize.measure import metric_kind
 from rocm_perf.optimize.run_view import RunView, interval_open
 
 GOOD, NEUTRAL, BAD = "good", "neutral", "bad"
@@ -15,13 +16,16 @@ METRIC_LABELS = {
     "median-path": "median-path time",
     "cpu-path": "CPU-time critical path",
     "probed-path": "probe-scaled CPU-time critical path",
+    "adjusted-path": "probe-adjusted CPU-time critical path",
     "instructions": "instructions on the critical path",
     "cycles": "cycles on the critical path",
 }
 
 
 def metric_label(run: RunView) -> str:
-    return METRIC_LABELS.get(run.metric, run.metric)
+    kind = metric_kind(run.metric)
+    label = METRIC_LABELS.get(kind, run.metric)
+    return label if kind == run.metric else f"{label} (exponent {run.metric.split(':', 1)[1]})"
 
 
 @dataclass
