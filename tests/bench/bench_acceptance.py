@@ -40,7 +40,8 @@ from rocm_perf.optimize.close_calls import SETTLE_MAX_PAIRS, close_call, settle_
 from rocm_perf.optimize.confirmation import confirmation_test  # noqa: E402
 from rocm_perf.optimize.loop import pair_order  # noqa: E402
 from rocm_perf.optimize import yardstick  # noqa: E402
-from rocm_perf.optimize.measure import METRICS, METRIC_UNDIVIDED, ProfiledRounds, metric_value  # noqa: E402
+from rocm_perf.optimize.measure import (ADJUSTED_STEPS, METRIC_ADJUSTED_PATH, METRICS, METRIC_UNDIVIDED,  # noqa: E402
+                                        ProfiledRounds, adjusted_metric, metric_kind, metric_value)
 from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
 
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
@@ -56,8 +57,8 @@ def measure_pair(runner, base_exe: Path, cand_exe: Path, i: int, work: Path, tag
         if not r.ok:
             raise SystemExit(f"{exe}: round failed ({r.failure})")
         values[role] = metric_value(r, metric)
-        if metric in METRIC_UNDIVIDED:
-            plain_values[role] = metric_value(r, METRIC_UNDIVIDED[metric])
+        if metric_kind(metric) in METRIC_UNDIVIDED:
+            plain_values[role] = metric_value(r, METRIC_UNDIVIDED[metric_kind(metric)])
     if plain is not None and plain_values:
         plain.append((plain_values["B"], plain_values["C"]))
     return values["B"], values["C"]
@@ -78,7 +79,7 @@ def sequential(runner, base_exe: Path, cand_exe: Path, plan: acc.SequentialPlan,
         d = acc.sequential_decision(b, c, plan)
         if d.verdict == acc.ACCEPT and plain:
             d = yardstick.guard_accept(d, plan, [p[0] for p in plain], [p[1] for p in plain], b, c,
-                                       METRIC_UNDIVIDED[metric])
+                                       METRIC_UNDIVIDED[metric_kind(metric)])
             if d.detail:  # the guard acted: the probe read slower in the candidate's rounds
                 print(f"  guard: {d.verdict}: {d.detail}", file=sys.stderr, flush=True)
         if d.verdict != acc.CONTINUE:
@@ -126,7 +127,9 @@ def main() -> int:
     ap.add_argument("--aa-seconds", type=float, default=0, help="start no A/A decision after this many seconds (default: no limit)")
     ap.add_argument("--trials", type=int, default=10, help="decisions per known gain (default 10; 0 skips the power table)")
     ap.add_argument("--gains", default="3,5,10", help="known gains in percent (default 3,5,10)")
-    ap.add_argument("--metric", default="critical-path", choices=list(METRICS))
+    # adjusted-path at a fixed exponent (a loop fits its own on its A/A rounds): adjusted-path:0.1 ... 0.9
+    fixed = [m for m in METRICS if m != METRIC_ADJUSTED_PATH] + [adjusted_metric(k / ADJUSTED_STEPS) for k in range(1, ADJUSTED_STEPS)]
+    ap.add_argument("--metric", default="critical-path", choices=fixed)
     ap.add_argument("--loads", default="idle", help="idle, loaded, or idle,loaded (default idle)")
     ap.add_argument("--busy", type=int, default=2, help="busy processes beside the measurement when loaded (default 2)")
     ap.add_argument("--busy-kind", default="cpu", choices=list(BUSY_KINDS),
