@@ -480,7 +480,7 @@ class OptimizeLoop:
                 spreads[m] = acc.paired_spread(b, c)
         if fitted in spreads:
             chosen = fitted
-        else:  # some round lacks that path (rounds of an older runtime): the steadier of what every round has
+        else:  # no fit, or a round lacks the fitted path: as before, the steadier of what every round has
             choices = [m for m in choices if m != fitted] or [METRIC_CPU_PATH]
             fitted = None
             chosen = acc.steadier_metric(spreads, choices)
