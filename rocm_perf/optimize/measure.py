@@ -86,20 +86,20 @@ METRIC_CLOCK = {METRIC_CPU_PATH: HOST_CPU_TIME_NS, METRIC_PROBED_PATH: HOST_CPU_
                 METRIC_INSTRUCTIONS: HOST_INSTRUCTIONS, METRIC_CYCLES: HOST_CYCLES}
 METRIC_DIVISOR = {METRIC_PROBED_PATH: HOST_PROBE_NS}
 # What a metric needs the backend to record, whatever the run's exponent (options.resolve_metric).
-METRIC_NEEDS = {**{m: (c,) for m, c in METRIC_CLOCK.items()}, METRIC_PROBED_PATH: (HOST_CPU_TIME_NS, HOST_PROBE_NS),
-                METRIC_ADJUSTED_PATH: (HOST_CPU_TIME_NS, HOST_PROBE_NS)}
+METRIC_NEEDS = {m: tuple(c for c in (clock, METRIC_DIVISOR.get(m)) if c) for m, clock in METRIC_CLOCK.items()}
+METRIC_NEEDS[METRIC_ADJUSTED_PATH] = METRIC_NEEDS[METRIC_PROBED_PATH]
 # The same clock's path without the divisor: what an accept on a divided metric must also pass
 # where the candidate moved the divisor (yardstick.py); looked up by metric_kind.
 METRIC_UNDIVIDED = {METRIC_PROBED_PATH: METRIC_CPU_PATH, METRIC_ADJUSTED_PATH: METRIC_CPU_PATH}
 PROBE_UNIT_NS = 1e6  # a probed-path value: the CPU time the path would take where the probe takes 1 ms
+_ADJUSTED_MEANING = "critical path in CPU time, each dispatch times (1 ms / the speed probe timed before it) to the power {}"
 # For reports: what a round's value is under each metric.
 METRIC_MEANING = {
     METRIC_CRITICAL_PATH: "wall-clock critical-path time",
     METRIC_MEDIAN_PATH: "critical path at each kernel's median dispatch duration",
     METRIC_CPU_PATH: "critical path in CPU time of the threads that ran each dispatch",
     METRIC_PROBED_PATH: "critical path in CPU time, each dispatch divided by the speed probe timed before it (ns per 1 ms of probe)",
-    METRIC_ADJUSTED_PATH: "critical path in CPU time, each dispatch times (1 ms / the speed probe timed before it) "
-                          "to the power the A/A pairs fitted",
+    METRIC_ADJUSTED_PATH: _ADJUSTED_MEANING.format("the A/A pairs fitted"),
     METRIC_INSTRUCTIONS: "critical path in retired user-space instructions",
     METRIC_CYCLES: "critical path in user-space core cycles",
 }
@@ -121,13 +121,16 @@ def metric_kind(metric: str) -> str:
     return metric.split(":", 1)[0]
 
 
+def metric_exponent(metric: str) -> str:
+    """The exponent a metric's name carries (`0.4` for `adjusted-path:0.4`), "" where none."""
+    return metric.split(":", 1)[1] if ":" in metric else ""
+
+
 def metric_meaning(metric: str) -> str:
     """What a round's value is under `metric`, for reports and the ledger."""
-    kind = metric_kind(metric)
-    if kind == METRIC_ADJUSTED_PATH and kind != metric:
-        return (f"critical path in CPU time, each dispatch times (1 ms / the speed probe timed before it) "
-                f"to the power {metric.split(':', 1)[1]} (fitted on the A/A pairs)")
-    return METRIC_MEANING.get(kind, metric)
+    if metric_exponent(metric):
+        return _ADJUSTED_MEANING.format(f"{metric_exponent(metric)} (fitted on the A/A pairs)")
+    return METRIC_MEANING.get(metric, metric)
 
 
 def metric_of(cp_ns: float, outputs: dict, metric: str) -> float | None:

@@ -287,10 +287,13 @@ def fits_exponent(requested: str, backend) -> bool:
     """Whether the run's A/A pairs fit adjusted-path's exponent and the run decides on it: under
     --metric adjusted-path, and under auto where the backend records the CPU time and the speed
     probe (probe_exponent.py)."""
-    if requested == METRIC_ADJUSTED_PATH:
-        return True
+    return requested == METRIC_ADJUSTED_PATH or (requested == METRIC_AUTO and _records_probe(backend))
+
+
+def _records_probe(backend) -> bool:
+    """Whether `backend` records each dispatch's CPU time and the speed probe's reading (the host backend)."""
     clocks = backend.dispatch_clocks() if hasattr(backend, "dispatch_clocks") else {}
-    return requested == METRIC_AUTO and clocks.get(HOST_CPU_TIME_NS) == "" and clocks.get(HOST_PROBE_NS) == ""
+    return clocks.get(HOST_CPU_TIME_NS) == "" and clocks.get(HOST_PROBE_NS) == ""
 
 
 def auto_alternatives(requested: str, backend) -> list[str]:
@@ -299,8 +302,7 @@ def auto_alternatives(requested: str, backend) -> list[str]:
     probed-path], the ends of adjusted-path's exponent. The A/A pairs fit the exponent and put its
     metric first; the race's first rung may still take one of these when its pairs and the A/A's
     find it clearly steadier (loop._recheck_metric, acceptance.steadier_metric)."""
-    clocks = backend.dispatch_clocks() if hasattr(backend, "dispatch_clocks") else {}
-    if requested == METRIC_AUTO and clocks.get(HOST_CPU_TIME_NS) == "" and clocks.get(HOST_PROBE_NS) == "":
+    if requested == METRIC_AUTO and _records_probe(backend):
         return [METRIC_CPU_PATH, METRIC_PROBED_PATH]
     return []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rocm_perf.optimize.measure import metric_kind
+from rocm_perf.optimize.measure import metric_exponent, metric_kind
 from rocm_perf.optimize.run_view import RunView, interval_open
 
 GOOD, NEUTRAL, BAD = "good", "neutral", "bad"
@@ -23,9 +23,9 @@ METRIC_LABELS = {
 
 
 def metric_label(run: RunView) -> str:
-    kind = metric_kind(run.metric)
-    label = METRIC_LABELS.get(kind, run.metric)
-    return label if kind == run.metric else f"{label} (exponent {run.metric.split(':', 1)[1]})"
+    label = METRIC_LABELS.get(metric_kind(run.metric), run.metric)
+    exponent = metric_exponent(run.metric)
+    return f"{label} (exponent {exponent})" if exponent else label
 
 
 @dataclass
