@@ -3,6 +3,7 @@
 import json
 import math
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from conftest import DATA
 
 from rocm_perf.optimize.measure import adjusted_metric, clock_paths
-from rocm_perf.optimize.probe_exponent import MIN_ROUNDS, fit_exponent
+from rocm_perf.optimize.probe_exponent import MIN_ROUNDS, fit_exponent, fit_rounds
 from rocm_perf.trace import KernelSymbol, Trace
 from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_PROBE_NS
 
@@ -103,3 +104,18 @@ def test_on_measured_aa_pairs_the_fitted_path_is_steadier_where_the_core_swings(
     for name in ("matmul_tiled", "softmax", "layernorm"):
         assert rows[name]["now"] < 0.85 * rows[name]["before"]
     assert rows["pipeline"]["now"] == rows["pipeline"]["before"]
+
+
+def test_a_fit_over_recorded_rounds_reads_both_paths_from_each_round():
+    """fit_rounds reads recorded rounds as the ledger keeps them (cp_ns and outputs["metrics"]):
+    softmax's measured A/A rounds fit as their two paths do, and one round without the probe's
+    path (as pipeline's overlapping streams leave them) means no fit."""
+    data = json.loads((DATA / "measured" / "probe_exponent_aa.json").read_text())
+    rounds = data["programs"]["softmax"]
+    by_role = {role: [SimpleNamespace(cp_ns=r["metrics"]["cpu-path"], outputs={"metrics": r["metrics"]})
+                      for r in sorted(rounds, key=lambda r: r["pair"]) if r["role"] == role] for role in "BC"}
+    fit = fit_rounds([by_role["B"], by_role["C"]])
+    paths = [tuple([r.outputs["metrics"][m] for r in by_role[role]] for m in ("cpu-path", "probed-path")) for role in "BC"]
+    assert fit == fit_exponent(paths) and fit.slope > 0.6 and fit.rounds == len(rounds)
+    lacking = SimpleNamespace(cp_ns=1.0, outputs={"metrics": {"cpu-path": 1.0}})
+    assert fit_rounds([by_role["B"][:-1] + [lacking], by_role["C"]]) is None

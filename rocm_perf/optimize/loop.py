@@ -47,9 +47,9 @@ from rocm_perf.optimize.confirmation import CONFIRMATION_PAIRS_RESERVED, confirm
 from rocm_perf.optimize.combine import find_loop, loop_range, plan_carry, plan_combination, render_carry
 from rocm_perf.optimize.isa_loops import isa_delta, isa_identity, loop_mix
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Baseline, BuildRow, Ledger, RoundRow, Trial
-from rocm_perf.optimize.measure import (METRIC_CPU_PATH, METRIC_PROBED_PATH, METRIC_UNDIVIDED, RoundResult, RoundRunner, adjusted_metric, metric_kind,
+from rocm_perf.optimize.measure import (METRIC_CPU_PATH, METRIC_UNDIVIDED, RoundResult, RoundRunner, adjusted_metric, metric_kind,
                                         metric_meaning, metric_of, metric_value, outputs_differ)
-from rocm_perf.optimize.probe_exponent import fit_exponent
+from rocm_perf.optimize.probe_exponent import fit_rounds
 from rocm_perf.optimize.options import OptimizeOptions, settle_metric
 from rocm_perf.optimize.heat import HeatRounds
 from rocm_perf.optimize.plan import Proposal, RankedKernel, evidence_factors, original_line_of, propose
@@ -463,10 +463,7 @@ class OptimizeLoop:
         choices = list(record.get("steadier_of") or [])
         fitted, fit = None, None
         if record.get("fit_exponent"):
-            def both_paths(rounds: list[RoundResult]) -> tuple[list[float], list[float]]:
-                return tuple([metric_of(r.cp_ns, r.outputs, m) or 0.0 for r in rounds] for m in (METRIC_CPU_PATH, METRIC_PROBED_PATH))
-
-            fit = fit_exponent([both_paths(base), both_paths(twin)])
+            fit = fit_rounds([base, twin])
             # No fit (a round without the probe, or its readings never moved): the alternatives as before.
             fitted = adjusted_metric(fit.exponent) if fit else None
             choices = list(dict.fromkeys([fitted, *choices] if fitted else choices or [METRIC_CPU_PATH]))

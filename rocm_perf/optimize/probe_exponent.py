@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rocm_perf.optimize.measure import METRIC_CPU_PATH, METRIC_PROBED_PATH, metric_of
+
 # A fit needs this many rounds with both paths.
 MIN_ROUNDS = 6
 
@@ -71,3 +73,11 @@ def fit_exponent(builds: list[tuple[list[float], list[float]]]) -> ExponentFit |
     slope = sxy / sxx
     correlation = sxy / math.sqrt(sxx * syy) if syy > 0 else math.nan
     return ExponentFit(min(1.0, max(0.0, slope)), slope, correlation, len(x))
+
+
+def fit_rounds(builds) -> ExponentFit | None:
+    """fit_exponent over builds of recorded rounds (anything with `cp_ns` and `outputs`, as the
+    ledger and ProfiledRounds give them): a build's rounds, e.g. the A/A pairs' baseline rounds and
+    its twin's. A round without one of the paths counts as 0, and then there is no fit."""
+    return fit_exponent([tuple([metric_of(r.cp_ns, r.outputs, m) or 0.0 for r in rounds]
+                               for m in (METRIC_CPU_PATH, METRIC_PROBED_PATH)) for rounds in builds])

@@ -1,6 +1,6 @@
 """Benchmark: the acceptance protocol on real host-backend measurements (prints tables).
 
-1. False accepts: A/A pairs (tests/data/programs/bench_twin.cu built twice), each screened as the
+1. False accepts: A/A pairs (tests/data/programs/bench_twin.cu, or --program, built twice), each screened as the
    loop screens a lone candidate (a race of one, fresh interleaved rounds) and, when it passes,
    confirmed on fresh rounds; also what the peers' rule (mean of 3 rounds, accept when more than
    2 % faster) does on the first three pairs of the same data.
@@ -8,11 +8,14 @@
    build is that much faster): acceptance rate and rounds per decision, against a fixed 30 rounds.
 
 Both on the machine as it is (`--loads idle`, the default) and/or with `--busy` (default 2) busy
-processes beside the measurement (`--loads idle,loaded`), decided on any `--metric` (the loop's
-host default is cpu-path; critical-path is kept as the default here so earlier tables compare).
+processes beside the measurement (`--loads idle,loaded`), decided on any `--metric` (critical-path
+is kept as the default here so earlier tables compare), or on `--metric auto` as the loop's A/A
+pairs choose on the host backend: adjusted-path at the exponent each load's 10 A/A floor pairs fit.
+`--program` takes another twin: bench_twin_stencil.cu sweeps a stencil over 1 MiB, whose CPU time
+follows the speed probe where bench_twin.cu's integer chain does not.
 
 Usage: .venv/bin/python tests/bench/bench_acceptance.py [--aa 50] [--aa-seconds S] [--trials 10] [--gains 3,5,10]
-       [--metric cpu-path] [--loads idle,loaded] [--busy 2] [--busy-kind cpu|memory] [--pin] [--max-rounds 30]
+       [--metric cpu-path|auto|...] [--program tests/data/programs/bench_twin_stencil.cu] [--loads idle,loaded] [--busy 2] [--busy-kind cpu|memory] [--pin] [--max-rounds 30]
 Progress goes to stderr, one line per decision; the tables to stdout.
 Not collected by pytest (no test_ functions).
 """
@@ -40,22 +43,28 @@ from rocm_perf.optimize.close_calls import SETTLE_MAX_PAIRS, close_call, settle_
 from rocm_perf.optimize.confirmation import confirmation_test  # noqa: E402
 from rocm_perf.optimize.loop import pair_order  # noqa: E402
 from rocm_perf.optimize import yardstick  # noqa: E402
-from rocm_perf.optimize.measure import (ADJUSTED_STEPS, METRIC_ADJUSTED_PATH, METRICS, METRIC_UNDIVIDED,  # noqa: E402
-                                        ProfiledRounds, adjusted_metric, metric_kind, metric_value)
+from rocm_perf.optimize.measure import (ADJUSTED_STEPS, METRIC_ADJUSTED_PATH, METRIC_AUTO, METRIC_CPU_PATH,  # noqa: E402
+                                        METRIC_PROBED_PATH, METRICS, METRIC_UNDIVIDED, ProfiledRounds, adjusted_metric,
+                                        metric_kind, metric_value)
 from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
+from rocm_perf.optimize.probe_exponent import fit_rounds  # noqa: E402
 
+AUTO = METRIC_AUTO
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
 
 
 def measure_pair(runner, base_exe: Path, cand_exe: Path, i: int, work: Path, tag: str, metric: str,
-                 plain: list[tuple[float, float]] | None = None) -> tuple[float, float]:
+                 plain: list[tuple[float, float]] | None = None, rounds: dict | None = None) -> tuple[float, float]:
     """Interleaved pair i: (baseline value, candidate value); on a probe-divided metric the pair's
-    plain-metric values are appended to `plain` when given (the confirmation's guard, yardstick.py)."""
+    plain-metric values are appended to `plain` when given (the confirmation's guard, yardstick.py);
+    each role's round to `rounds[role]` when given."""
     values, plain_values = {}, {}
     for role, exe in pair_order(i, str(base_exe), str(cand_exe)):
         r = runner(Path(exe), work / f"{tag}-{i}-{role}", f"{tag}-{i}-{role}")
         if not r.ok:
             raise SystemExit(f"{exe}: round failed ({r.failure})")
+        if rounds is not None:
+            rounds.setdefault(role, []).append(r)
         values[role] = metric_value(r, metric)
         if metric_kind(metric) in METRIC_UNDIVIDED:
             plain_values[role] = metric_value(r, METRIC_UNDIVIDED[metric_kind(metric)])
@@ -129,11 +138,16 @@ def main() -> int:
     ap.add_argument("--gains", default="3,5,10", help="known gains in percent (default 3,5,10)")
     # adjusted-path at a fixed exponent (a loop fits its own on its A/A rounds): adjusted-path:0.1 ... 0.9
     fixed = [m for m in METRICS if m != METRIC_ADJUSTED_PATH] + [adjusted_metric(k / ADJUSTED_STEPS) for k in range(1, ADJUSTED_STEPS)]
-    ap.add_argument("--metric", default="critical-path", choices=fixed)
+    ap.add_argument("--metric", default="critical-path", choices=[AUTO, *fixed],
+                    help="the decision metric (default critical-path, so earlier tables compare); auto: as the loop's A/A "
+                         "pairs choose it on the host backend, adjusted-path at the exponent the load's A/A floor pairs fit")
     ap.add_argument("--loads", default="idle", help="idle, loaded, or idle,loaded (default idle)")
     ap.add_argument("--busy", type=int, default=2, help="busy processes beside the measurement when loaded (default 2)")
     ap.add_argument("--busy-kind", default="cpu", choices=list(BUSY_KINDS),
                     help="what the busy processes do: spin on a core (cpu, the default) or stream 128 MiB copies (memory)")
+    ap.add_argument("--program", type=Path, default=PROGRAM,
+                    help="the .cu program and its twins (built with -DEXTRA_PERMILLE=N for N/1000 more work; default "
+                         "bench_twin.cu, an integer chain; bench_twin_stencil.cu is a stencil whose time follows the speed probe)")
     ap.add_argument("--pin", action="store_true", help="pin the block workers (ROCM_PERF_HOST_PIN=1)")
     ap.add_argument("--max-rounds", type=int, default=OptimizeOptions.max_rounds, help="pairs at most per decision (optimize --max-rounds; default: its default)")
     args = ap.parse_args()
@@ -148,19 +162,21 @@ def main() -> int:
     # the race's before that at the smaller of a racer's own spread and the A/A pairs' (taken per load).
     screen = racing.RacePlan.doubling(0.02, 0.05, OptimizeOptions.rounds, args.max_rounds)
     confirm = confirmation_test(0.02, 0.05, OptimizeOptions.rounds, args.max_rounds).with_alpha(acc.confirmation_alpha(0.05, 1))
-    print(f"# acceptance benchmark on {backend.describe()}; plan: min_gain 2 %, screening as a race of one: rungs "
+    print(f"# acceptance benchmark on {backend.describe()}, {args.program.name}; plan: min_gain 2 %, screening as a race of one: rungs "
           f"{list(screen.rungs)}, alpha 0.05 (per rung {screen.look_alpha:.4f}), its loop's last racer passing at a "
           f"{1 - 2 * screen.last_alpha:.0%} interval from {screen.last_from} pairs; first confirmation alpha {confirm.alpha:.4f}, "
           f"looks {confirm.looks()}; futility from {screen.futility_from} pairs (lenient intervals {1 - 2 * screen.drop_alpha:.0%} "
           f"screening, {1 - 2 * confirm.drop_alpha:.0%} confirmation); metric {args.metric}, at most {args.max_rounds} pairs")
 
     t0 = time.time()
-    a = backend.build(PROGRAM, work / "a", [])
-    a2 = backend.build(PROGRAM, work / "a2", [])
+    if not args.program.is_file():
+        raise SystemExit(f"--program {args.program}: no such file")
+    a = backend.build(args.program, work / "a", [])
+    a2 = backend.build(args.program, work / "a2", [])
     slow = {}
     for g in (float(x) for x in args.gains.split(",")):
         permille = round(1000 * (g / 100) / (1 - g / 100))
-        slow[g] = backend.build(PROGRAM, work / f"slow{permille}", [f"-DEXTRA_PERMILLE={permille}"])
+        slow[g] = backend.build(args.program, work / f"slow{permille}", [f"-DEXTRA_PERMILLE={permille}"])
     for load in args.loads.split(","):
         if load not in ("idle", "loaded"):
             raise SystemExit(f"--loads {args.loads!r}: expected idle, loaded or idle,loaded")
@@ -170,15 +186,38 @@ def main() -> int:
             print(f"\n# {load}: {busy} processes started here; {machine_load()}")
             # As the loop does, A/A pairs first: the race's futility rule goes by their spread before
             # futility_from pairs (racing.RacePlan.known_spread).
-            floor = [measure_pair(runner, a.executable, a2.executable, i, work, f"{load}-floor", args.metric)
+            rounds: dict = {}
+            floor = [measure_pair(runner, a.executable, a2.executable, i, work, f"{load}-floor",
+                                  METRIC_CPU_PATH if args.metric == AUTO else args.metric, rounds=rounds)
                      for i in range(OptimizeOptions.aa_rounds)]
+            load_args = args
+            if args.metric == AUTO:
+                load_args = argparse.Namespace(**{**vars(args), "metric": auto_metric(rounds, load)})
+                floor = list(zip(*([metric_value(r, load_args.metric) for r in rounds[role]] for role in "BC")))
             spread = acc.paired_spread([p[0] for p in floor], [p[1] for p in floor])
             print(f"# {load}: A/A spread over {len(floor)} pairs {spread:.1%} (the race's futility rule goes by it "
                   f"before {screen.futility_from} pairs)")
-            measure(args, runner, replace(screen, known_spread=spread), confirm, a, a2, slow, work, load)
+            measure(load_args, runner, replace(screen, known_spread=spread), confirm, a, a2, slow, work, load)
             print(f"\n({load}: steal {steal_ticks() - steal0} ticks; {machine_load()} at the end)")
     print(f"\n(total {time.time() - t0:.0f} s; work dir {work})")
     return 0
+
+
+def auto_metric(rounds: dict, load: str) -> str:
+    """What --metric auto decides on over these A/A rounds, as the loop's A/A pairs choose on the
+    host backend (loop._choose_metric): the adjusted path at the exponent they fit, or where there
+    is no fit the steadier of cpu-path and probed-path. The loop's second look at its race's first
+    rung (loop._recheck_metric) has no counterpart here: a bench decision races one candidate."""
+    fit = fit_rounds([rounds["B"], rounds["C"]])
+    if fit:
+        chosen = adjusted_metric(fit.exponent)
+        how = f"slope {fit.slope:.2f} over {fit.rounds} A/A rounds, correlation {fit.correlation:.2f}"
+    else:
+        ends = [METRIC_CPU_PATH, METRIC_PROBED_PATH]
+        spreads = {m: acc.paired_spread(*([metric_value(r, m) for r in rounds[role]] for role in "BC")) for m in ends}
+        chosen, how = acc.steadier_metric(spreads, ends), "no exponent fit: the steadier end"
+    print(f"# {load}: --metric auto decides on {chosen} ({how})")
+    return chosen
 
 
 def measure(args, runner, screen, confirm, a, a2, slow, work: Path, load: str) -> None:
