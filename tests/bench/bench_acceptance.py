@@ -49,7 +49,6 @@ from rocm_perf.optimize.measure import (ADJUSTED_STEPS, METRIC_ADJUSTED_PATH, ME
 from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
 from rocm_perf.optimize.probe_exponent import fit_rounds  # noqa: E402
 
-AUTO = METRIC_AUTO
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
 
 
@@ -138,7 +137,7 @@ def main() -> int:
     ap.add_argument("--gains", default="3,5,10", help="known gains in percent (default 3,5,10)")
     # adjusted-path at a fixed exponent (a loop fits its own on its A/A rounds): adjusted-path:0.1 ... 0.9
     fixed = [m for m in METRICS if m != METRIC_ADJUSTED_PATH] + [adjusted_metric(k / ADJUSTED_STEPS) for k in range(1, ADJUSTED_STEPS)]
-    ap.add_argument("--metric", default="critical-path", choices=[AUTO, *fixed],
+    ap.add_argument("--metric", default="critical-path", choices=[METRIC_AUTO, *fixed],
                     help="the decision metric (default critical-path, so earlier tables compare); auto: as the loop's A/A "
                          "pairs choose it on the host backend, adjusted-path at the exponent the load's A/A floor pairs fit")
     ap.add_argument("--loads", default="idle", help="idle, loaded, or idle,loaded (default idle)")
@@ -188,10 +187,10 @@ def main() -> int:
             # futility_from pairs (racing.RacePlan.known_spread).
             rounds: dict = {}
             floor = [measure_pair(runner, a.executable, a2.executable, i, work, f"{load}-floor",
-                                  METRIC_CPU_PATH if args.metric == AUTO else args.metric, rounds=rounds)
+                                  METRIC_CPU_PATH if args.metric == METRIC_AUTO else args.metric, rounds=rounds)
                      for i in range(OptimizeOptions.aa_rounds)]
             load_args = args
-            if args.metric == AUTO:
+            if args.metric == METRIC_AUTO:
                 load_args = argparse.Namespace(**{**vars(args), "metric": auto_metric(rounds, load)})
                 floor = list(zip(*([metric_value(r, load_args.metric) for r in rounds[role]] for role in "BC")))
             spread = acc.paired_spread([p[0] for p in floor], [p[1] for p in floor])
