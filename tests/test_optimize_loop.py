@@ -186,6 +186,42 @@ def uninterrupted(tmp_path_factory):
     return run_dir, runner
 
 
+class PairsTogetherDouble(CopyBuildDouble):
+    """Build double of a backend whose pairs can run together (as the host backend's)."""
+
+    runs_pairs_together = True
+
+
+class InjectedTogether(InjectedRounds):
+    """InjectedRounds with ProfiledRounds.together's signature: records which rounds ran at once."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.groups: list[list[str]] = []
+
+    def together(self, rounds):
+        self.groups.append([key for _, _, key in rounds])
+        return [self(exe, round_dir, key) for exe, round_dir, key in rounds]
+
+
+def test_pairs_run_together_as_whole_pairs_and_decide_as_apart(tmp_path, uninterrupted):
+    reference_dir, reference_runner = uninterrupted
+    runner = InjectedTogether()
+    run_dir, loop = start(tmp_path, runner, PairsTogetherDouble())
+    assert loop.run() == DONE
+    assert open_ledger(run_dir).get("metric")["pairs"] == "together"
+    # every timed round but the reference run ran inside a group: one pair's B and its C (or Cs)
+    grouped = [k for g in runner.groups for k in g]
+    assert sorted(grouped) == sorted(k for k in runner.calls if "-reference-" not in k)
+    for g in runner.groups:
+        assert len({k.split("-")[1] for k in g}) == 1 and sorted(k.split("-")[3] for k in g)[-1] == "C" and 2 <= len(g) <= 3
+        assert sum(k.endswith("-B") for k in g) == 1
+    assert {k.split("-")[1] for k in grouped} >= {"aa", "screen", "confirm", "final"}
+    # the rounds carry the same values as when run apart (the double's values follow the key): same decisions
+    assert outcome(run_dir) == outcome(reference_dir)
+    assert sorted(runner.calls) == sorted(reference_runner.calls)
+
+
 def test_gains_compose_across_kernels_and_the_original_is_untouched(uninterrupted):
     run_dir, _ = uninterrupted
     before = (PROGRAMS / "two_loops.cu").read_bytes()

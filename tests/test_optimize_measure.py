@@ -132,3 +132,35 @@ def test_each_program_is_warmed_up_once_untimed_and_a_hang_ends_in_the_warm_up(t
     r = slow(hang, tmp_path / "rounds" / "screen-0-C", "1-screen-0-C")
     assert not r.ok and r.failure == FAIL_TIMEOUT and "warm-up" in r.outputs["stderr_tail"]
     assert slow.backend.runs == ["hang.sh"]  # the timed round was not waited out a second time
+
+
+def test_the_rounds_of_a_pair_run_together_on_one_cpu_each_timed_in_its_own_cpu_time(tmp_path):
+    import os
+
+    from rocm_perf.backends.host import HostBackend
+    from rocm_perf.backends.host_clocks import pinning_status
+    from rocm_perf.optimize.measure import ProfiledRounds
+    from rocm_perf.trace.load import load_trace
+
+    if pinning_status():
+        pytest.skip(f"pinning refused here: {pinning_status()}")
+    backend = HostBackend()
+    source = DATA / "programs" / "bench_twin_stencil.cu"
+    plain = backend.build(source, tmp_path / "plain").executable
+    more = backend.build(source, tmp_path / "more", ["-DEXTRA_PERMILLE=100"]).executable  # 10 % more sweeps
+    rounds = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=120, cwd=tmp_path,
+                            timing_lines="(?!)", keep_profiles=lambda key: True)
+    b, c = rounds.together([(plain, tmp_path / "r" / "B", "1-screen-0-B"), (more, tmp_path / "r" / "C", "1-screen-0-C")])
+    assert b.ok and c.ok
+    highest = max(os.sched_getaffinity(0))
+    assert b.outputs["pinning"] == c.outputs["pinning"] == f"cpu {highest}"  # one core for both
+    spans = []
+    for role in ("B", "C"):
+        trace = load_trace(next((tmp_path / "r" / role).glob("*.db")))
+        spans.append((int(trace.start.min()), int(trace.end.max())))
+    assert max(s for s, _ in spans) < min(e for _, e in spans)  # their kernels ran at the same time
+    # each is timed in its own threads' CPU time, not the other's: a dispatch's wall clock holds the
+    # other's turns on the core too, its CPU time does not, and the CPU-time ratio is the work's
+    assert metric_value(b, "critical-path") > 1.5 * metric_value(b, "cpu-path")
+    assert 1.03 < metric_value(c, "cpu-path") / metric_value(b, "cpu-path") < 1.2
+    assert "pinning" not in rounds(plain, tmp_path / "r" / "alone", "1-screen-1-B").outputs  # apart: not pinned

@@ -145,18 +145,42 @@ def test_a_clock_metric_the_machine_refuses_is_a_one_line_error_before_any_run(t
 def test_the_resolved_metric_is_recorded_once_and_a_resumed_run_keeps_it(tmp_path):
     from rocm_perf.backends.host import HostBackend
     from rocm_perf.optimize.ledger import open_ledger
-    from rocm_perf.optimize.options import settle_metric
+    from rocm_perf.optimize.options import run_pairing, settle_metric
 
     ledger = open_ledger(tmp_path / "run", create=True)
     o = parse(["k.cu"])
     assert settle_metric(ledger, o, HostBackend()) == "cpu-path"
     recorded = ledger.get("metric")
     assert recorded["name"] == "cpu-path" and "default" in recorded["how"]
-    # the A/A pairs fit adjusted-path's exponent; its ends stay recorded for the race's check
-    assert recorded["fit_exponent"] and "adjusted-path at the exponent its A/A pairs fit" in recorded["how"]
-    assert recorded["steadier_of"] == ["cpu-path", "probed-path"]
-    # resumed where auto would mean another metric, it still decides as it began
+    # the host backend's pairs run together: both builds meet one speed of their CPU, no probe to fit
+    assert recorded["pairs"] == "together" == run_pairing(ledger) and "run together" in recorded["how"]
+    assert "fit_exponent" not in recorded and "steadier_of" not in recorded
+    # resumed where auto would mean another metric and pairing, it still decides and pairs as it began
     from rocm_perf.backends.rocm import RocmBackend
 
     assert settle_metric(ledger, o, RocmBackend()) == "cpu-path"
+    assert run_pairing(ledger) == "together"
     ledger.close()
+
+    # pairs run apart: the A/A pairs fit adjusted-path's exponent; its ends stay recorded for the race's check
+    apart = open_ledger(tmp_path / "apart", create=True)
+    assert settle_metric(apart, parse(["k.cu", "--pairing", "apart"]), HostBackend()) == "cpu-path"
+    recorded = apart.get("metric")
+    assert recorded["fit_exponent"] and "adjusted-path at the exponent its A/A pairs fit" in recorded["how"]
+    assert recorded["steadier_of"] == ["cpu-path", "probed-path"] and recorded["pairs"] == "apart"
+    # a run from before --pairing (its metric record says nothing of pairs) goes on running them apart
+    apart.set("metric", {k: v for k, v in recorded.items() if not k.startswith("pairs")})
+    assert run_pairing(apart) == "apart"
+    apart.close()
+
+
+def test_pairing_auto_is_together_only_where_the_backend_can_time_two_programs_at_once():
+    from rocm_perf.backends.host import HostBackend
+    from rocm_perf.backends.rocm import RocmBackend
+    from rocm_perf.optimize.options import resolve_pairing
+
+    assert resolve_pairing("auto", HostBackend())[0] == "together"
+    assert resolve_pairing("auto", RocmBackend()) == ("apart", "the rocm backend's default (--pairing auto)")
+    assert resolve_pairing("apart", HostBackend()) == ("apart", "--pairing apart")
+    with pytest.raises(RocmPerfError, match="--pairing together: the rocm backend cannot time two programs"):
+        resolve_pairing("together", RocmBackend())

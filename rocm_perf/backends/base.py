@@ -42,6 +42,14 @@ class Backend(ABC):
     name: str = "abstract"
     gpu_timings: bool = False  # True when dispatch times are GPU timestamps
     has_counters: bool = False  # True when collect_counters can read hardware counters
+    # True when the two builds of a pair can run at the same time on one CPU and each still be timed
+    # alone (the host backend: its CPU-time clocks count only a thread's own time; see
+    # measure.ProfiledRounds.together). A GPU shared by two programs times neither alone.
+    runs_pairs_together: bool = False
+
+    def for_pairs_together(self) -> "Backend":
+        """This backend as the runs of a pair use it when they run together (runs_pairs_together)."""
+        raise NotImplementedError(f"the {self.name} backend runs the builds of a pair one after the other")
 
     @abstractmethod
     def available(self) -> tuple[bool, str]:

@@ -8,6 +8,7 @@ concurrently, one worker thread each.
 
 from __future__ import annotations
 
+import copy
 import os
 import platform
 import shutil
@@ -74,6 +75,7 @@ def first_errors(stderr: str, limit: int = 3) -> str:
 class HostBackend(Backend):
     name = "host"
     gpu_timings = False
+    runs_pairs_together = True
 
     def no_counters_message(self) -> str:
         return ("the host backend runs kernels on the CPU and has no GPU hardware counters: "
@@ -111,6 +113,14 @@ class HostBackend(Backend):
         if sample_hz < 1 or sample_hz > 100000:
             raise RocmPerfError(f"host sampling rate must be 1-100000 samples/s, got {sample_hz}")
         self.sample_hz = int(sample_hz)
+
+    def for_pairs_together(self) -> "HostBackend":
+        """The same backend with block workers pinned: each process's first block worker binds to
+        the highest CPU it may use (dispatch_clocks.h), so the kernels of builds run at the same time
+        share one core and meet the same speed of it, each timed in its own threads' CPU time."""
+        pinned = copy.copy(self)
+        pinned.pin = True
+        return pinned
 
     def evidence_backend(self) -> "HostBackend | None":
         """The same backend with the sampler on (a -g build) at HEAT_SAMPLE_HZ: those rounds are not

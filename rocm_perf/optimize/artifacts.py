@@ -15,6 +15,7 @@ from rocm_perf.optimize.close_calls import close_call, measured_phase, resettled
 from rocm_perf.optimize.confirmation import confirmation_test
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Ledger, Trial
 from rocm_perf.optimize.measure import metric_of
+from rocm_perf.optimize.options import PAIRING_MEANING
 from rocm_perf.optimize.yardstick import plain_pairs_interval, shift_words
 
 
@@ -298,6 +299,8 @@ def render_markdown(s: dict) -> str:
     if metric:
         chosen = metric_choice_text(metric)
         lines.append(f"- decided on: **{name}**, the {metric.get('meaning')} ({metric.get('how')})" + (f"; {chosen}" if chosen else ""))
+        if metric.get("pairs"):
+            lines.append(f"- pairs: {metric['pairs']}: {PAIRING_MEANING.get(metric['pairs'], '')} ({metric.get('pairs_how')})")
     nf = s.get("noise_floor")
     if nf:
         lines.append(f"- A/A noise floor ({name}): ratio {acc.interval_text(nf['interval'])}, floor {nf['floor'] * 100:.2f} %;"
@@ -498,6 +501,8 @@ def terminal_summary(s: dict) -> str:
            + (f" (stopped: {s['stop_reason']})" if s.get("stop_reason") else "")]
     name = (s.get("metric") or {}).get("name", "critical-path")
     out.append(f"  decided on {name}: the {(s.get('metric') or {}).get('meaning', name)}")
+    if (s.get("metric") or {}).get("pairs"):
+        out.append(f"  pairs run {s['metric']['pairs']}: {PAIRING_MEANING.get(s['metric']['pairs'], '')}")
     check = (s.get("metric") or {}).get("race_check")
     if check and check["from"] != name:
         out.append(f"  metric: {metric_choice_text(s['metric'])}")

@@ -20,7 +20,7 @@ from rocm_perf.optimize.artifacts import build_summary, terminal_summary
 from rocm_perf.optimize.ledger import LEDGER_NAME, Ledger, open_ledger
 from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools, Stopped, sha256_bytes
 from rocm_perf.optimize.measure import ProfiledRounds
-from rocm_perf.optimize.options import OptimizeOptions, options_from_args, resolve_metric
+from rocm_perf.optimize.options import OptimizeOptions, options_from_args, resolve_metric, resolve_pairing
 from rocm_perf.optimize.progress import make_reporter
 
 EXIT_STOPPED = 130
@@ -256,6 +256,7 @@ def run_optimize(args: argparse.Namespace, *, write_report: Callable[[Path], Non
     backend = select_backend(opt.backend if run_dir is None else ledger.get("backend"), warp_size=opt.warp_size)
     if run_dir is None:
         resolve_metric(opt.metric, backend)  # a metric this backend cannot give: say so before making a run
+        resolve_pairing(opt.pairing, backend)  # and a pairing it cannot run
         run_dir, ledger = create_run(opt, backend.name, backend.describe(), sys.argv)
         write_run_metadata(run_dir, opt, backend)
     else:

@@ -50,7 +50,7 @@ from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Baseline, Bui
 from rocm_perf.optimize.measure import (METRIC_CPU_PATH, METRIC_UNDIVIDED, RoundResult, RoundRunner, adjusted_metric, metric_kind,
                                         metric_meaning, metric_of, metric_value, outputs_differ)
 from rocm_perf.optimize.probe_exponent import fit_rounds
-from rocm_perf.optimize.options import OptimizeOptions, settle_metric
+from rocm_perf.optimize.options import PAIRING_TOGETHER, OptimizeOptions, run_pairing, settle_metric
 from rocm_perf.optimize.heat import HeatRounds
 from rocm_perf.optimize.plan import Proposal, RankedKernel, evidence_factors, original_line_of, propose
 from rocm_perf.optimize.progress import Reporter
@@ -155,6 +155,7 @@ class OptimizeLoop:
         self.ledger = ledger
         # The decision metric, resolved for this backend and recorded once (options.settle_metric).
         self.opt = replace(options, metric=settle_metric(ledger, options, services.backend))
+        self.pairing = run_pairing(ledger)  # how its pairs run, recorded with the metric
         self.svc = services
         self.report = services.reporter
         self.stop_requested = False
@@ -321,12 +322,25 @@ class OptimizeLoop:
             checked["isa_path"] = self._rel(Path(isa_path))
         return checked
 
+    def _round_dir(self, trial_id: int, phase: str, idx: int, role: str) -> Path:
+        return self.run_dir / ("baseline" if trial_id == BASELINE_TRIAL else f"trials/{trial_id}") / "profiles" / f"{phase}-{idx}-{role}"
+
     def _run_round(self, exe: str, trial_id: int, phase: str, idx: int, role: str) -> tuple[RoundResult, float]:
-        key = f"{trial_id}-{phase}-{idx}-{role}"
-        round_dir = self.run_dir / ("baseline" if trial_id == BASELINE_TRIAL else f"trials/{trial_id}") / "profiles" / f"{phase}-{idx}-{role}"
         t0 = self.svc.clock()
-        result = self.svc.runner(self._abs(exe), round_dir, key)
+        result = self.svc.runner(self._abs(exe), self._round_dir(trial_id, phase, idx, role), f"{trial_id}-{phase}-{idx}-{role}")
         return result, self.svc.clock() - t0
+
+    def _run_pair(self, runs: list[tuple[str, int, str, int, str]]) -> list[tuple[RoundResult, float]]:
+        """The rounds (exe, trial_id, phase, idx, role) of one pair, in this order when they run apart,
+        all at once when the run's pairs run together (options.run_pairing; measure.ProfiledRounds.
+        together); each with its share of the pair's seconds."""
+        if self.pairing != PAIRING_TOGETHER:
+            return [self._run_round(*r) for r in runs]
+        t0 = self.svc.clock()
+        results = self.svc.runner.together([(self._abs(exe), self._round_dir(tid, phase, idx, role), f"{tid}-{phase}-{idx}-{role}")
+                                            for exe, tid, phase, idx, role in runs])
+        share = (self.svc.clock() - t0) / len(runs)
+        return [(r, share) for r in results]
 
     def _record_round(self, trial_id: int, phase: str, idx: int, role: str, r: RoundResult) -> None:
         self.ledger.add_round(RoundRow(trial_id, phase, idx, role, r.ok, r.failure, r.cp_ns, r.sum_ns, r.kernel_ns,
@@ -429,8 +443,8 @@ class OptimizeLoop:
         for i in range(self.opt.aa_rounds):
             self._check_stop()
             secs_pair = 0.0
-            for role, exe in pair_order(i, base.executable, twin):
-                r, secs = self._run_round(exe, BASELINE_TRIAL, "aa", i, role)
+            order = pair_order(i, base.executable, twin)
+            for (role, _), (r, secs) in zip(order, self._run_pair([(exe, BASELINE_TRIAL, "aa", i, role) for role, exe in order])):
                 self._record_round(BASELINE_TRIAL, "aa", i, role, r)
                 self._require_baseline_ok(r, f"A/A round {i}")
                 rounds[role].append(r)
@@ -1113,7 +1127,8 @@ class OptimizeLoop:
         """Pair idx[t] of every candidate in `ts` against one run of `base`, all recorded (the
         baseline run under each of them): the baseline run in the middle (B C alone, C1 B C2 for
         two) when the pair index is even, reversed when odd, so that each candidate has the
-        baseline on either side equally often and two are both next to it. `name`: the (trial,
+        baseline on either side equally often and two are both next to it (all at once when the
+        run's pairs run together: _run_pair). `name`: the (trial,
         index) the baseline run is filed under (default: the first candidate's)."""
         owner, i0 = name or (ts[0].id, idx[ts[0].id])
         order: list[tuple[str, Trial | None]] = [("C", t) for t in ts]
@@ -1122,15 +1137,17 @@ class OptimizeLoop:
             order.reverse()
         results: dict[int, RoundResult] = {}
         rb, seconds = None, 0.0
-        for role, t in order:
+        ran = self._run_pair([(base.executable, owner, phase, i0, "B") if t is None else (t.executable, t.id, phase, idx[t.id], "C")
+                              for _, t in order])
+        for (role, t), (r, secs) in zip(order, ran):
             if t is None:
-                rb, secs = self._run_round(base.executable, owner, phase, i0, "B")
+                rb = r
                 if len(ts) > 1:  # one run, filed under each candidate it is paired with
                     rb.outputs = {**rb.outputs, "baseline_run": f"{owner}-{phase}-{i0}-B"}
                 for x in ts:
                     self._record_round(x.id, phase, idx[x.id], "B", rb)
             else:
-                results[t.id], secs = self._run_round(t.executable, t.id, phase, idx[t.id], "C")
+                results[t.id] = r
                 self._record_round(t.id, phase, idx[t.id], "C", results[t.id])
             seconds += secs
         self._require_baseline_ok(rb, f"round {i0} against candidate{'s' if len(ts) > 1 else ''} "
@@ -1810,8 +1827,8 @@ class OptimizeLoop:
         start = len(b)
         for i in range(start, start + self.opt.aa_rounds):
             self._check_stop()
-            for role, exe in pair_order(i, original, final):
-                r, secs = self._run_round(exe, BASELINE_TRIAL, "final", i, role)
+            order = pair_order(i, original, final)
+            for (role, _), (r, secs) in zip(order, self._run_pair([(exe, BASELINE_TRIAL, "final", i, role) for role, exe in order])):
                 self._record_round(BASELINE_TRIAL, "final", i, role, r)
                 if not r.ok or outputs_differ(self.ledger.get("reference_outputs"), r.outputs):
                     raise RocmPerfError(f"{self.run_dir}: the final program failed or changed its outputs in the "

@@ -34,6 +34,7 @@ import hashlib
 import re
 import shlex
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -222,6 +223,13 @@ def reduce_traces(traces: list) -> tuple[float, float, dict[str, float], dict[st
     return cp, total, medians, shares, median_path
 
 
+def pinning(traces: list) -> str:
+    """Where the host runtime pinned each traced process's block workers ("cpu 1"; the clocks record
+    of dispatch_clocks.h), "" when none was pinned."""
+    found = [a.extra.get("clocks", {}).get("pinning", "") for t in traces for a in t.agents]
+    return "; ".join(p for p in found if p and p != "off")
+
+
 def clock_paths(traces: list) -> tuple[dict[str, float], dict[str, str]]:
     """The clock-weighted paths of one round ({metric: length}, summed over its traces like the
     critical path; the adjusted path at each exponent of its grid), and for each clock metric the
@@ -339,17 +347,37 @@ class ProfiledRounds:
         return None
 
     def __call__(self, executable: Path, round_dir: Path, key: str) -> RoundResult:
-        from rocm_perf.trace.load import load_trace
-
         if round_dir.exists():
             shutil.rmtree(round_dir)  # a half-done round of a killed run
         hung = self._warm_up(executable, round_dir)
         if hung is not None:
             return hung
+        return self._timed(self.backend, self.timeout_s, executable, round_dir, key)
+
+    def together(self, rounds: list[tuple[Path, Path, str]]) -> list[RoundResult]:
+        """The rounds (executable, round_dir, key) of one pair run at the same time, their kernels on
+        one CPU (backend.for_pairs_together), each timed in its own threads' CPU time: both meet the
+        same speed of that core, which a pair run one after the other does not (tests/bench/
+        bench_noise.py). Warm-ups first, one at a time, so that the timed runs start
+        together; each run may take len(rounds) times the timeout, as it shares its CPU."""
+        backend = self.backend.for_pairs_together()
+        for executable, round_dir, _ in rounds:
+            if round_dir.exists():
+                shutil.rmtree(round_dir)
+        hung = {i: self._warm_up(exe, round_dir) for i, (exe, round_dir, _) in enumerate(rounds)}
+        timeout = self.timeout_s * len(rounds)
+        with ThreadPoolExecutor(max_workers=len(rounds)) as pool:
+            running = {i: pool.submit(self._timed, backend, timeout, *r) for i, r in enumerate(rounds) if hung[i] is None}
+            return [hung[i] if hung[i] is not None else running[i].result() for i in range(len(rounds))]
+
+    def _timed(self, backend: Backend, timeout_s: float, executable: Path, round_dir: Path, key: str) -> RoundResult:
+        """One timed run of `executable`, reduced to its paths (the round proper, after any warm-up)."""
+        from rocm_perf.trace.load import load_trace
+
         round_dir.mkdir(parents=True)
         argv, cwd = self._argv(executable)
         try:
-            res = self.backend.profile(argv, round_dir, timeout=self.timeout_s, cwd=cwd, env=self.env)
+            res = backend.profile(argv, round_dir, timeout=timeout_s, cwd=cwd, env=self.env)
         except RocmPerfError as e:  # rocprofv3 gave up (non-zero exit, no database): the program crashed
             return RoundResult(False, FAIL_CRASH, outputs={"returncode": None, "stderr_tail": str(e)})
         tail = last_lines(res.stderr or res.stdout, 5)
@@ -363,6 +391,9 @@ class ProfiledRounds:
         digests = [d for t in traces for d in t.digests]
         outputs = output_fingerprint(res.returncode, digests, res.stdout, self.timing_lines)
         outputs["processes"] = len(res.databases)  # programs that used HIP under this round's command
+        pinned = pinning(traces)
+        if pinned:
+            outputs["pinning"] = pinned  # where its block workers ran: a pair run together shares one CPU
         if res.returncode != 0:
             outputs["stderr_tail"] = tail
             return RoundResult(False, FAIL_CRASH, outputs=outputs)

@@ -16,6 +16,17 @@ from rocm_perf.optimize.measure import (METRIC_ADJUSTED_PATH, METRIC_AUTO, METRI
                                         METRIC_NEEDS, METRIC_PROBED_PATH, METRICS, metric_meaning)
 from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_PROBE_NS
 
+# How the two builds of a pair run (--pairing; the ledger's metric record keeps the run's as `pairs`).
+PAIRING_AUTO = "auto"
+PAIRING_TOGETHER = "together"  # at the same time, their kernels on one CPU (backend.runs_pairs_together)
+PAIRING_APART = "apart"  # one after the other, in alternating order (loop.pair_order)
+PAIRINGS = (PAIRING_AUTO, PAIRING_TOGETHER, PAIRING_APART)
+PAIRING_MEANING = {
+    PAIRING_TOGETHER: "the two builds of a pair run at the same time, their kernels sharing one CPU, each timed in its "
+                      "own threads' CPU time",
+    PAIRING_APART: "the two builds of a pair run one after the other, in alternating order",
+}
+
 # Standard-output lines that carry timings, not results: left out of the output comparison.
 DEFAULT_TIMING_LINES = r"(?i)(\belapsed\b|\btime\b|\btimes\b|\btook\b|\bms\b|\bus\b|\bsec(onds)?\b|GB/s|GFLOP|\bbandwidth\b)"
 
@@ -47,6 +58,7 @@ class OptimizeOptions:
     round_step: int = 0  # 0: those looks; n: a confirmation looks every n pairs
     aa_rounds: int = 10
     settle_close_calls: int = SETTLE_MAX_PAIRS  # re-measure a loop's close call that needs at most this many pairs (0: never)
+    pairing: str = "auto"  # auto | together | apart: how the two builds of a pair run (resolve_pairing)
     metric: str = METRIC_AUTO  # auto | critical-path | median-path | cpu-path | probed-path | instructions | cycles (measure.py)
     warmup: int = 1  # untimed runs of each program before its first timed round
     arch: str = "gfx90a"
@@ -86,6 +98,8 @@ class OptimizeOptions:
             d.pop("warp_size")  # runs from before --warp-size existed keep their fingerprint
         if d.get("settle_close_calls") == SETTLE_MAX_PAIRS:
             d.pop("settle_close_calls")  # and those from before --settle-close-calls
+        if d.get("pairing") == PAIRING_AUTO:
+            d.pop("pairing")  # and those from before --pairing
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -156,8 +170,14 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
                    "(1 ms / the probe) to the power, 0 to 1, that the run's A/A pairs fit: as much of the probe as the "
                    "program's kernels follow), instructions or cycles "
                    "(user space, where perf_event_open is allowed); host backend only for the last five. "
-                   "Default auto: adjusted-path on the host backend where it records the probe, else cpu-path; "
-                   "critical-path on the rocm backend")
+                   "Default auto: cpu-path on the host backend when its pairs run together (--pairing), adjusted-path "
+                   "there when they run apart and the probe is recorded; critical-path on the rocm backend")
+    p.add_argument("--pairing", choices=PAIRINGS, default=PAIRING_AUTO,
+                   help="how the two builds of a measured pair run: together (at the same time, their kernels pinned to "
+                   "one CPU, so that both meet the same speed of it; each is timed in its own threads' CPU time) or "
+                   "apart (one after the other). Default auto: together on the host backend, where it cuts the paired "
+                   "spread of a memory-bound kernel several-fold (tests/bench/bench_noise.py), apart on the "
+                   "rocm backend (a GPU shared by two programs times neither alone)")
     p.add_argument("--warmup", type=int, default=1, help="untimed runs of each program before its first timed round (default: 1)")
     p.add_argument("--aa-rounds", type=int, default=10, help="pairs of the A/A noise-floor measurement (default: 10)")
     p.add_argument("--arch", default="gfx90a", help="AMD target of the compile check (default: gfx90a)")
@@ -239,6 +259,7 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         max_rounds=args.max_rounds,
         aa_rounds=args.aa_rounds,
         settle_close_calls=getattr(args, "settle_close_calls", SETTLE_MAX_PAIRS),
+        pairing=getattr(args, "pairing", PAIRING_AUTO),
         metric=args.metric,
         warmup=getattr(args, "warmup", 1),
         arch=args.arch,
@@ -307,6 +328,27 @@ def auto_alternatives(requested: str, backend) -> list[str]:
     return []
 
 
+def resolve_pairing(requested: str, backend) -> tuple[str, str]:
+    """(how the builds of a pair run, how that was chosen) for `--pairing requested` on `backend`:
+    auto is together where the backend can time two builds run at the same time
+    (runs_pairs_together: the host backend), else apart. together elsewhere is a RocmPerfError."""
+    name = getattr(backend, "name", "this")
+    can = bool(getattr(backend, "runs_pairs_together", False))
+    if requested == PAIRING_AUTO:
+        return (PAIRING_TOGETHER if can else PAIRING_APART), f"the {name} backend's default (--pairing auto)"
+    if requested not in PAIRINGS:
+        raise RocmPerfError(f"--pairing {requested!r}: choose one of {', '.join(PAIRINGS)}")
+    if requested == PAIRING_TOGETHER and not can:
+        raise RocmPerfError(f"--pairing together: the {name} backend cannot time two programs run at the same time "
+                            "(a GPU shared by two programs times neither alone); use --pairing apart")
+    return requested, f"--pairing {requested}"
+
+
+def run_pairing(ledger) -> str:
+    """How a run's pairs run: as its metric record says; a run from before --pairing ran them apart."""
+    return (ledger.get("metric") or {}).get("pairs", PAIRING_APART)
+
+
 def settle_metric(ledger, options: OptimizeOptions, backend) -> str:
     """The run's decision metric: the one its ledger recorded (a resumed run keeps deciding as it
     began), else `options.metric` resolved for `backend` and recorded under `metric`, with the
@@ -314,14 +356,23 @@ def settle_metric(ledger, options: OptimizeOptions, backend) -> str:
     recorded = ledger.get("metric")
     if recorded:
         return recorded["name"]
+    pairing, pairing_how = resolve_pairing(options.pairing, backend)
     metric, how = resolve_metric(options.metric, backend)
     record = {"name": metric, "how": how, "meaning": metric_meaning(metric)}
-    alternatives = auto_alternatives(options.metric, backend)
+    # Pairs run together meet one speed of their CPU: what the speed probe corrects between two runs
+    # at different times is gone, and the probe, read on a core another program shares, only adds
+    # noise (stencil1d's A/A pairs: cpu-path spread 0.7-0.9 %, probed-path 2.0-2.4 %).
+    probe_moot = options.metric == METRIC_AUTO and pairing == PAIRING_TOGETHER and metric == METRIC_CPU_PATH
+    alternatives = [] if probe_moot else auto_alternatives(options.metric, backend)
     if alternatives:
         record["steadier_of"] = alternatives
-    if fits_exponent(options.metric, backend):
+    if fits_exponent(options.metric, backend) and not probe_moot:
         record["fit_exponent"] = True
         record["how"] = how + (": adjusted-path at the exponent its A/A pairs fit (cpu-path at 0, probed-path at 1)"
                                + (", or an end of it where the race's first pairs find that clearly steadier" if alternatives else ""))
+    if probe_moot:
+        record["how"] = how + ": the builds of a pair run together, so no speed probe is needed"
+    record["pairs"] = pairing
+    record["pairs_how"] = pairing_how
     ledger.set("metric", record)
     return metric

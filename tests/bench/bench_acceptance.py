@@ -15,7 +15,7 @@ pairs choose on the host backend: adjusted-path at the exponent each load's 10 A
 follows the speed probe where bench_twin.cu's integer chain does not.
 
 Usage: .venv/bin/python tests/bench/bench_acceptance.py [--aa 50] [--aa-seconds S] [--trials 10] [--gains 3,5,10]
-       [--metric cpu-path|auto|...] [--program tests/data/programs/bench_twin_stencil.cu] [--loads idle,loaded] [--busy 2] [--busy-kind cpu|memory] [--pin] [--max-rounds 30]
+       [--metric cpu-path|auto|...] [--program tests/data/programs/bench_twin_stencil.cu] [--loads idle,loaded] [--busy 2] [--busy-kind cpu|memory] [--pin] [--pairing apart|together] [--max-rounds 30]
 Progress goes to stderr, one line per decision; the tables to stdout.
 Not collected by pytest (no test_ functions).
 """
@@ -50,6 +50,7 @@ from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
 from rocm_perf.optimize.probe_exponent import fit_rounds  # noqa: E402
 
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
+TOGETHER = [False]  # --pairing together: each pair's two builds run at once (ProfiledRounds.together)
 
 
 def measure_pair(runner, base_exe: Path, cand_exe: Path, i: int, work: Path, tag: str, metric: str,
@@ -58,8 +59,10 @@ def measure_pair(runner, base_exe: Path, cand_exe: Path, i: int, work: Path, tag
     plain-metric values are appended to `plain` when given (the confirmation's guard, yardstick.py);
     each role's round to `rounds[role]` when given."""
     values, plain_values = {}, {}
-    for role, exe in pair_order(i, str(base_exe), str(cand_exe)):
-        r = runner(Path(exe), work / f"{tag}-{i}-{role}", f"{tag}-{i}-{role}")
+    order = pair_order(i, str(base_exe), str(cand_exe))
+    rounds_of_pair = [(Path(exe), work / f"{tag}-{i}-{role}", f"{tag}-{i}-{role}") for role, exe in order]
+    ran = runner.together(rounds_of_pair) if TOGETHER[0] else [runner(*x) for x in rounds_of_pair]
+    for (role, exe), r in zip(order, ran):
         if not r.ok:
             raise SystemExit(f"{exe}: round failed ({r.failure})")
         if rounds is not None:
@@ -148,10 +151,14 @@ def main() -> int:
                     help="the .cu program and its twins (built with -DEXTRA_PERMILLE=N for N/1000 more work; default "
                          "bench_twin.cu, an integer chain; bench_twin_stencil.cu is a stencil whose time follows the speed probe)")
     ap.add_argument("--pin", action="store_true", help="pin the block workers (ROCM_PERF_HOST_PIN=1)")
+    ap.add_argument("--pairing", default="apart", choices=["apart", "together"],
+                    help="how each pair's two builds run (optimize --pairing; default apart, as the earlier tables; "
+                    "the loop's default on the host backend is together, where --metric auto means cpu-path)")
     ap.add_argument("--max-rounds", type=int, default=OptimizeOptions.max_rounds, help="pairs at most per decision (optimize --max-rounds; default: its default)")
     args = ap.parse_args()
 
     backend = HostBackend(pin=args.pin)
+    TOGETHER[0] = args.pairing == "together"
     work = Path(tempfile.mkdtemp(prefix="bench_acceptance-"))
     runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=120, cwd=work,
                             timing_lines=r"(?!)", keep_profiles=lambda key: False)
@@ -165,7 +172,7 @@ def main() -> int:
           f"{list(screen.rungs)}, alpha 0.05 (per rung {screen.look_alpha:.4f}), its loop's last racer passing at a "
           f"{1 - 2 * screen.last_alpha:.0%} interval from {screen.last_from} pairs; first confirmation alpha {confirm.alpha:.4f}, "
           f"looks {confirm.looks()}; futility from {screen.futility_from} pairs (lenient intervals {1 - 2 * screen.drop_alpha:.0%} "
-          f"screening, {1 - 2 * confirm.drop_alpha:.0%} confirmation); metric {args.metric}, at most {args.max_rounds} pairs")
+          f"screening, {1 - 2 * confirm.drop_alpha:.0%} confirmation); metric {args.metric}, pairs run {args.pairing}, at most {args.max_rounds} pairs")
 
     t0 = time.time()
     if not args.program.is_file():
@@ -190,7 +197,10 @@ def main() -> int:
                                   METRIC_CPU_PATH if args.metric == METRIC_AUTO else args.metric, rounds=rounds)
                      for i in range(OptimizeOptions.aa_rounds)]
             load_args = args
-            if args.metric == METRIC_AUTO:
+            if args.metric == METRIC_AUTO and TOGETHER[0]:  # as options.settle_metric: no probe to fit
+                load_args = argparse.Namespace(**{**vars(args), "metric": METRIC_CPU_PATH})
+                print(f"# {load}: --metric auto decides on cpu-path (pairs run together)")
+            elif args.metric == METRIC_AUTO:
                 load_args = argparse.Namespace(**{**vars(args), "metric": auto_metric(rounds, load)})
                 floor = list(zip(*([metric_value(r, load_args.metric) for r in rounds[role]] for role in "BC")))
             spread = acc.paired_spread([p[0] for p in floor], [p[1] for p in floor])

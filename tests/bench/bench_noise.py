@@ -2,9 +2,10 @@
 
 The same program built twice (A/A), measured in interleaved pairs as the loop measures; for each
 metric the spread of the paired log ratios (1.4826 x MAD, about the CV of one pair's ratio; the
-plain sd beside it), with block workers pinned or not, on the machine as it is ("idle": nothing
-started by this benchmark) and with `--busy` (default 2) busy processes beside it ("loaded").
-Pinned and unpinned pairs alternate, so both meet the same machine.
+plain sd beside it), for pairs run apart (one after the other) with block workers pinned or not,
+and run together (both at once, their kernels pinned to one CPU: --pairing together), on the
+machine as it is ("idle": nothing started by this benchmark) and with `--busy` (default 2) busy
+processes beside it ("loaded"). The three ways alternate pair by pair, so all meet the same machine.
 
 A second table: what the warm-up run does, i.e. how far each program's first timed round after
 its build lies from its own later rounds, with and without one untimed run before it.
@@ -32,11 +33,13 @@ from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize.loop import pair_order  # noqa: E402
 from rocm_perf.optimize.measure import (METRIC_CPU_PATH, METRIC_CRITICAL_PATH, METRIC_CYCLES,  # noqa: E402
-                                        METRIC_INSTRUCTIONS, METRIC_MEDIAN_PATH, ProfiledRounds, metric_of)
+                                        METRIC_INSTRUCTIONS, METRIC_MEDIAN_PATH, METRIC_PROBED_PATH, ProfiledRounds,
+                                        metric_of)
 
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
 ROWS = [(METRIC_CRITICAL_PATH, "wall path (critical-path)"), (METRIC_MEDIAN_PATH, "wall path at kernel medians (median-path)"),
-        (METRIC_CPU_PATH, "CPU-time path (cpu-path)"), (METRIC_INSTRUCTIONS, "instructions"), (METRIC_CYCLES, "cycles")]
+        (METRIC_CPU_PATH, "CPU-time path (cpu-path)"), (METRIC_PROBED_PATH, "CPU-time path / speed probe (probed-path)"),
+        (METRIC_INSTRUCTIONS, "instructions"), (METRIC_CYCLES, "cycles")]
 
 
 def runner_for(backend: HostBackend, work: Path, warmup: int) -> ProfiledRounds:
@@ -50,39 +53,48 @@ def values(result) -> dict[str, float]:
     return {m: metric_of(result.cp_ns, result.outputs, m) for m, _ in ROWS}
 
 
+# How a pair runs: apart (one after the other) unpinned or pinned, or together (at once, their
+# kernels pinned to one CPU: measure.ProfiledRounds.together, the host backend's --pairing auto).
+WAYS = [("apart", False, "apart, unpinned"), ("apart", True, "apart, pinned"), ("together", True, "together")]
+
+
 def noise_table(a: Path, a2: Path, work: Path, pairs: int, busy: int) -> None:
-    runners = {pin: runner_for(HostBackend(pin=pin), work, warmup=1) for pin in (False, True)}
-    cells: dict[tuple[str, bool, str], str] = {}
+    runners = {way: runner_for(HostBackend(pin=way[1]), work, warmup=1) for way in WAYS}
+    cells: dict[tuple[str, tuple, str], str] = {}
     notes = []
     for load, count in (("idle", 0), ("loaded", busy)):
         with busy_processes(count):
             steal0, t0 = steal_ticks(), time.time()
             load_text = machine_load()
-            series = {pin: {m: ([], []) for m, _ in ROWS} for pin in runners}
+            series = {way: {m: ([], []) for m, _ in ROWS} for way in runners}
             for i in range(pairs):
-                for pin, runner in runners.items():
-                    got = {}
-                    for role, exe in pair_order(i, str(a), str(a2)):
-                        got[role] = values(runner(Path(exe), work / f"{load}-{pin}-{i}-{role}", f"{i}-{role}"))
+                for way, runner in runners.items():
+                    order = pair_order(i, str(a), str(a2))
+                    tag = f"{load}-{way[2].replace(', ', '-')}-{i}"
+                    if way[0] == "together":
+                        ran = runner.together([(Path(exe), work / f"{tag}-{role}", f"{i}-{role}") for role, exe in order])
+                    else:
+                        ran = [runner(Path(exe), work / f"{tag}-{role}", f"{i}-{role}") for role, exe in order]
+                    got = {role: values(r) for (role, _), r in zip(order, ran)}
                     for m, _ in ROWS:
                         if got["B"][m] is not None and got["C"][m] is not None:
-                            series[pin][m][0].append(got["B"][m])
-                            series[pin][m][1].append(got["C"][m])
-            for pin in runners:
+                            series[way][m][0].append(got["B"][m])
+                            series[way][m][1].append(got["C"][m])
+            for way in runners:
                 for m, _ in ROWS:
-                    b, c = series[pin][m]
+                    b, c = series[way][m]
                     if len(b) < pairs:
-                        cells[(load, pin, m)] = "n/a"
+                        cells[(load, way, m)] = "n/a"
                         continue
                     x = acc.log_ratios(b, c)
-                    cells[(load, pin, m)] = f"{acc.paired_spread(b, c) * 100:.2f} ({np.std(x, ddof=1) * 100:.2f})"
+                    cells[(load, way, m)] = f"{acc.paired_spread(b, c) * 100:.2f} ({np.std(x, ddof=1) * 100:.2f})"
             notes.append(f"{load}: {count} busy processes started here; {load_text} at the start; "
                          f"steal {steal_ticks() - steal0} ticks; {time.time() - t0:.0f} s")
     print(f"\n## 1. Paired noise, {pairs} A/A pairs per cell: robust sd of the log ratio in % (plain sd)\n")
-    print("| metric | unpinned, idle | pinned, idle | unpinned, loaded | pinned, loaded |")
-    print("|---|---:|---:|---:|---:|")
+    print("| metric | " + " | ".join(f"{label}, {load}" for load in ("idle", "loaded") for _, _, label in WAYS) + " |")
+    print("|---|" + "---:|" * (2 * len(WAYS)))
     for m, label in ROWS:
-        print(f"| {label} | " + " | ".join(cells[(load, pin, m)] for load in ("idle", "loaded") for pin in (False, True)) + " |")
+        print(f"| {label} | " + " | ".join(cells[(load, way, m)] for load in ("idle", "loaded") for way in WAYS) + " |")
     print("\n" + "\n".join(f"- {n}" for n in notes))
 
 

@@ -96,6 +96,7 @@ def ledger_stats(run_dir: Path) -> dict:
             # metric it decided on, and under --metric auto each alternative's A/A spread.
             "aa_spread": (meta.get("noise_floor") or {}).get("spread"),
             "decided_on": (meta.get("metric") or {}).get("name"), "aa_spreads": (meta.get("metric") or {}).get("aa_spreads"),
+            "pairs": (meta.get("metric") or {}).get("pairs", "apart"),  # how its pairs ran (--pairing)
             # Under --metric auto, the choice made again at the race's first rung (loop._recheck_metric).
             "race_check": (meta.get("metric") or {}).get("race_check"),
             # The floor taken again from the race's pairs (loop._retake_floor): the bar it lowered, from what.
