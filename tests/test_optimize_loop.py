@@ -189,7 +189,8 @@ def uninterrupted(tmp_path_factory):
 class PairsTogetherDouble(CopyBuildDouble):
     """Build double of a backend whose pairs can run together (as the host backend's)."""
 
-    runs_pairs_together = True
+    def pairs_together_refusal(self) -> str:
+        return ""
 
 
 class InjectedTogether(InjectedRounds):

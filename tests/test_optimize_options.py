@@ -180,7 +180,17 @@ def test_pairing_auto_is_together_only_where_the_backend_can_time_two_programs_a
     from rocm_perf.optimize.options import resolve_pairing
 
     assert resolve_pairing("auto", HostBackend())[0] == "together"
-    assert resolve_pairing("auto", RocmBackend()) == ("apart", "the rocm backend's default (--pairing auto)")
+    assert resolve_pairing("auto", RocmBackend()) == ("apart", "the rocm backend's default (--pairing auto): not together, "
+                                                               "as a GPU shared by two programs times neither alone")
     assert resolve_pairing("apart", HostBackend()) == ("apart", "--pairing apart")
     with pytest.raises(RocmPerfError, match="--pairing together: the rocm backend cannot time two programs"):
         resolve_pairing("together", RocmBackend())
+
+    class Unpinnable(HostBackend):  # a container that refuses sched_setaffinity
+        def pairs_together_refusal(self):
+            return "block workers cannot be pinned here (sched_setaffinity refused: Operation not permitted)"
+
+    mode, how = resolve_pairing("auto", Unpinnable())
+    assert mode == "apart" and "cannot be pinned" in how  # side by side on two cores would be noisier
+    with pytest.raises(RocmPerfError, match="cannot be pinned here"):
+        resolve_pairing("together", Unpinnable())

@@ -42,13 +42,15 @@ class Backend(ABC):
     name: str = "abstract"
     gpu_timings: bool = False  # True when dispatch times are GPU timestamps
     has_counters: bool = False  # True when collect_counters can read hardware counters
-    # True when the two builds of a pair can run at the same time on one CPU and each still be timed
-    # alone (the host backend: its CPU-time clocks count only a thread's own time; see
-    # measure.ProfiledRounds.together). A GPU shared by two programs times neither alone.
-    runs_pairs_together: bool = False
+
+    def pairs_together_refusal(self) -> str:
+        """"" when the two builds of a pair can run at the same time and each still be timed alone
+        (the host backend, where its block workers may be pinned: measure.ProfiledRounds.together),
+        else why not."""
+        return "a GPU shared by two programs times neither alone"
 
     def for_pairs_together(self) -> "Backend":
-        """This backend as the runs of a pair use it when they run together (runs_pairs_together)."""
+        """This backend as the runs of a pair use it when they run together (pairs_together_refusal)."""
         raise NotImplementedError(f"the {self.name} backend runs the builds of a pair one after the other")
 
     @abstractmethod

@@ -270,8 +270,9 @@ def _host_clocks() -> list[Check]:
     cpu = hc.thread_cpu_time_status()
     checks = [Check(area, "thread CPU time", not cpu,
                     cpu or "CLOCK_THREAD_CPUTIME_ID per block worker, and a speed probe timed by it before each "
-                    "dispatch: --metric cpu-path, probed-path, and adjusted-path between them (which --metric auto "
-                    "takes, at the exponent a run's A/A pairs fit)")]
+                    "dispatch: --metric cpu-path (which --metric auto takes when a pair's builds run together), "
+                    "probed-path, and adjusted-path between them (auto's with --pairing apart, at the exponent a "
+                    "run's A/A pairs fit)")]
     perf = hc.perf_counters_status()
     paranoid = hc.perf_event_paranoid()
     if not perf:
@@ -284,8 +285,10 @@ def _host_clocks() -> list[Check]:
     pin = hc.pinning_status()
     allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     checks.append(Check(area, "CPU pinning", not pin,
-                        pin or f"block workers can be pinned to one of CPUs {','.join(map(str, allowed))} each "
-                        "(ROCM_PERF_HOST_PIN=1)"))
+                        (f"{pin}: optimize runs a pair's two builds one after the other here (--pairing apart)" if pin
+                         else f"block workers can be pinned to one of CPUs {','.join(map(str, allowed))} each "
+                         f"(ROCM_PERF_HOST_PIN=1), so optimize runs a pair's two builds together on one CPU "
+                         "(--pairing auto)")))
     return checks
 
 

@@ -75,7 +75,6 @@ def first_errors(stderr: str, limit: int = 3) -> str:
 class HostBackend(Backend):
     name = "host"
     gpu_timings = False
-    runs_pairs_together = True
 
     def no_counters_message(self) -> str:
         return ("the host backend runs kernels on the CPU and has no GPU hardware counters: "
@@ -113,6 +112,14 @@ class HostBackend(Backend):
         if sample_hz < 1 or sample_hz > 100000:
             raise RocmPerfError(f"host sampling rate must be 1-100000 samples/s, got {sample_hz}")
         self.sample_hz = int(sample_hz)
+
+    def pairs_together_refusal(self) -> str:
+        """Pairs run together only where block workers may be pinned: unpinned, the two builds would
+        run side by side on different cores, whose speeds do not move together (noisier than apart)."""
+        from rocm_perf.backends.host_clocks import pinning_status
+
+        why = pinning_status()
+        return f"block workers cannot be pinned here ({why})" if why else ""
 
     def for_pairs_together(self) -> "HostBackend":
         """The same backend with block workers pinned: each process's first block worker binds to

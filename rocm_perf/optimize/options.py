@@ -18,7 +18,7 @@ from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_PROBE_NS
 
 # How the two builds of a pair run (--pairing; the ledger's metric record keeps the run's as `pairs`).
 PAIRING_AUTO = "auto"
-PAIRING_TOGETHER = "together"  # at the same time, their kernels on one CPU (backend.runs_pairs_together)
+PAIRING_TOGETHER = "together"  # at the same time, their kernels on one CPU (backend.pairs_together_refusal)
 PAIRING_APART = "apart"  # one after the other, in alternating order (loop.pair_order)
 PAIRINGS = (PAIRING_AUTO, PAIRING_TOGETHER, PAIRING_APART)
 PAIRING_MEANING = {
@@ -331,16 +331,19 @@ def auto_alternatives(requested: str, backend) -> list[str]:
 def resolve_pairing(requested: str, backend) -> tuple[str, str]:
     """(how the builds of a pair run, how that was chosen) for `--pairing requested` on `backend`:
     auto is together where the backend can time two builds run at the same time
-    (runs_pairs_together: the host backend), else apart. together elsewhere is a RocmPerfError."""
+    (pairs_together_refusal: the host backend, where block workers may be pinned), else apart.
+    together elsewhere is a RocmPerfError."""
     name = getattr(backend, "name", "this")
-    can = bool(getattr(backend, "runs_pairs_together", False))
+    refusal = backend.pairs_together_refusal() if hasattr(backend, "pairs_together_refusal") else "it runs no pairs"
     if requested == PAIRING_AUTO:
-        return (PAIRING_TOGETHER if can else PAIRING_APART), f"the {name} backend's default (--pairing auto)"
+        if refusal:
+            return PAIRING_APART, f"the {name} backend's default (--pairing auto): not together, as {refusal}"
+        return PAIRING_TOGETHER, f"the {name} backend's default (--pairing auto)"
     if requested not in PAIRINGS:
         raise RocmPerfError(f"--pairing {requested!r}: choose one of {', '.join(PAIRINGS)}")
-    if requested == PAIRING_TOGETHER and not can:
+    if requested == PAIRING_TOGETHER and refusal:
         raise RocmPerfError(f"--pairing together: the {name} backend cannot time two programs run at the same time "
-                            "(a GPU shared by two programs times neither alone); use --pairing apart")
+                            f"here: {refusal}; use --pairing apart")
     return requested, f"--pairing {requested}"
 
 
