@@ -137,7 +137,15 @@ def test_host_timing_says_which_clocks_this_machine_gives_and_how_to_get_perf(mo
 
     timing = {c.name: c for c in gather_checks() if c.area == "host timing"}
     assert set(timing) == {"thread CPU time", "perf counters", "CPU pinning"}
-    assert timing["thread CPU time"].ok and "--metric cpu-path, probed-path, and adjusted-path between them" in timing["thread CPU time"].detail
+    assert timing["thread CPU time"].ok and "--metric cpu-path (which --metric auto takes when a pair's builds run " \
+        "together), probed-path, and adjusted-path between them" in timing["thread CPU time"].detail
+    pinning = host_clocks.pinning_status()
+    assert timing["CPU pinning"].ok is (pinning == "")
+    assert ("runs a pair's two builds together on one CPU" if not pinning else "one after the other here") in timing["CPU pinning"].detail
+    # A machine that refuses to pin: optimize runs its pairs apart, and doctor says so.
+    monkeypatch.setattr(host_clocks, "pinning_status", lambda: "sched_setaffinity refused: Operation not permitted")
+    refused_pin = {c.name: c for c in gather_checks() if c.area == "host timing"}["CPU pinning"]
+    assert not refused_pin.ok and "one after the other here (--pairing apart)" in refused_pin.detail
     probe = host_clocks.perf_counters_status()
     assert timing["perf counters"].ok is (probe == "")
     # The probe's answers on a machine that refuses (paranoid 3): the reason and the fix.
