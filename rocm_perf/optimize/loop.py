@@ -322,12 +322,14 @@ class OptimizeLoop:
             checked["isa_path"] = self._rel(Path(isa_path))
         return checked
 
-    def _round_dir(self, trial_id: int, phase: str, idx: int, role: str) -> Path:
-        return self.run_dir / ("baseline" if trial_id == BASELINE_TRIAL else f"trials/{trial_id}") / "profiles" / f"{phase}-{idx}-{role}"
+    def _round(self, exe: str, trial_id: int, phase: str, idx: int, role: str) -> tuple[Path, Path, str]:
+        """What the runner takes for one round: (executable, the round's directory, its key)."""
+        where = self.run_dir / ("baseline" if trial_id == BASELINE_TRIAL else f"trials/{trial_id}") / "profiles" / f"{phase}-{idx}-{role}"
+        return self._abs(exe), where, f"{trial_id}-{phase}-{idx}-{role}"
 
     def _run_round(self, exe: str, trial_id: int, phase: str, idx: int, role: str) -> tuple[RoundResult, float]:
         t0 = self.svc.clock()
-        result = self.svc.runner(self._abs(exe), self._round_dir(trial_id, phase, idx, role), f"{trial_id}-{phase}-{idx}-{role}")
+        result = self.svc.runner(*self._round(exe, trial_id, phase, idx, role))
         return result, self.svc.clock() - t0
 
     def _run_pair(self, runs: list[tuple[str, int, str, int, str]]) -> list[tuple[RoundResult, float]]:
@@ -337,8 +339,7 @@ class OptimizeLoop:
         if self.pairing != PAIRING_TOGETHER:
             return [self._run_round(*r) for r in runs]
         t0 = self.svc.clock()
-        results = self.svc.runner.together([(self._abs(exe), self._round_dir(tid, phase, idx, role), f"{tid}-{phase}-{idx}-{role}")
-                                            for exe, tid, phase, idx, role in runs])
+        results = self.svc.runner.together([self._round(*r) for r in runs])
         share = (self.svc.clock() - t0) / len(runs)
         return [(r, share) for r in results]
 

@@ -58,7 +58,7 @@ class OptimizeOptions:
     round_step: int = 0  # 0: those looks; n: a confirmation looks every n pairs
     aa_rounds: int = 10
     settle_close_calls: int = SETTLE_MAX_PAIRS  # re-measure a loop's close call that needs at most this many pairs (0: never)
-    pairing: str = "auto"  # auto | together | apart: how the two builds of a pair run (resolve_pairing)
+    pairing: str = PAIRING_AUTO  # auto | together | apart: how the two builds of a pair run (resolve_pairing)
     metric: str = METRIC_AUTO  # auto | critical-path | median-path | cpu-path | probed-path | instructions | cycles (measure.py)
     warmup: int = 1  # untimed runs of each program before its first timed round
     arch: str = "gfx90a"
@@ -334,7 +334,7 @@ def resolve_pairing(requested: str, backend) -> tuple[str, str]:
     (pairs_together_refusal: the host backend, where block workers may be pinned), else apart.
     together elsewhere is a RocmPerfError."""
     name = getattr(backend, "name", "this")
-    refusal = backend.pairs_together_refusal() if hasattr(backend, "pairs_together_refusal") else "it runs no pairs"
+    refusal = backend.pairs_together_refusal()
     if requested == PAIRING_AUTO:
         if refusal:
             return PAIRING_APART, f"the {name} backend's default (--pairing auto): not together, as {refusal}"

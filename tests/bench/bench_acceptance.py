@@ -50,7 +50,7 @@ from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
 from rocm_perf.optimize.probe_exponent import fit_rounds  # noqa: E402
 
 PROGRAM = ROOT / "tests" / "data" / "programs" / "bench_twin.cu"
-TOGETHER = [False]  # --pairing together: each pair's two builds run at once (ProfiledRounds.together)
+PAIRING = "apart"  # --pairing; together: each pair's two builds run at once (ProfiledRounds.together)
 
 
 def measure_pair(runner, base_exe: Path, cand_exe: Path, i: int, work: Path, tag: str, metric: str,
@@ -61,7 +61,7 @@ def measure_pair(runner, base_exe: Path, cand_exe: Path, i: int, work: Path, tag
     values, plain_values = {}, {}
     order = pair_order(i, str(base_exe), str(cand_exe))
     rounds_of_pair = [(Path(exe), work / f"{tag}-{i}-{role}", f"{tag}-{i}-{role}") for role, exe in order]
-    ran = runner.together(rounds_of_pair) if TOGETHER[0] else [runner(*x) for x in rounds_of_pair]
+    ran = runner.together(rounds_of_pair) if PAIRING == "together" else [runner(*x) for x in rounds_of_pair]
     for (role, exe), r in zip(order, ran):
         if not r.ok:
             raise SystemExit(f"{exe}: round failed ({r.failure})")
@@ -158,7 +158,8 @@ def main() -> int:
     args = ap.parse_args()
 
     backend = HostBackend(pin=args.pin)
-    TOGETHER[0] = args.pairing == "together"
+    global PAIRING
+    PAIRING = args.pairing
     work = Path(tempfile.mkdtemp(prefix="bench_acceptance-"))
     runner = ProfiledRounds(backend, program_args=[], run_template=None, timeout_s=120, cwd=work,
                             timing_lines=r"(?!)", keep_profiles=lambda key: False)
@@ -197,7 +198,7 @@ def main() -> int:
                                   METRIC_CPU_PATH if args.metric == METRIC_AUTO else args.metric, rounds=rounds)
                      for i in range(OptimizeOptions.aa_rounds)]
             load_args = args
-            if args.metric == METRIC_AUTO and TOGETHER[0]:  # as options.settle_metric: no probe to fit
+            if args.metric == METRIC_AUTO and PAIRING == "together":  # as options.settle_metric: no probe to fit
                 load_args = argparse.Namespace(**{**vars(args), "metric": METRIC_CPU_PATH})
                 print(f"# {load}: --metric auto decides on cpu-path (pairs run together)")
             elif args.metric == METRIC_AUTO:
