@@ -1,13 +1,18 @@
-"""Where the machine's clang keeps its resource headers (stddef.h, the builtin headers).
+"""Where clang's resource headers are (stddef.h, the builtin and HIP wrapper headers).
 
 libclang needs them to parse HIP, and the PyPI wheel of libclang ships without them, so they are
-found at run time. Source analysis parses with them; `doctor` reports whether they were found.
+found at run time: from the `ziglang` wheel when installed (zig 0.13 ships clang 18's headers, the
+release of the libclang 18.1 wheel: the `clang-headers` extra), else from an installed clang or
+hipcc. Source analysis parses with them; `doctor` reports where they were found.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.metadata
+import importlib.util
 import os
+import sys
 import re
 import shutil
 from pathlib import Path
@@ -18,6 +23,14 @@ from rocm_perf.process import run
 # roctx declarations for hipcc and libclang on machines whose ROCm has no roctx headers; passed
 # with -idirafter, so real headers are always found first.
 ROCTX_DECLARATIONS = Path(__file__).resolve().parent / "roctx_declarations"
+
+# The one PyPI package found to ship clang resource headers that the libclang 18.1 wheel parses HIP
+# with (every kernels/ program's `loops --json` identical to Debian's clang 15 headers, real and stub
+# mode): zig 0.13.0 is built on LLVM 18. libclang-ng 22's bundled headers fail on Debian's HIP 5.2
+# headers; a newer zig carries a newer clang's. Keep in step with pyproject's `clang-headers` extra.
+HEADERS_PACKAGE = "ziglang"
+HEADERS_PACKAGE_VERSION = "0.13."
+HEADERS_REQUIREMENT = "ziglang==0.13.0"
 
 
 def _version_key(path: Path) -> tuple[int, ...]:
@@ -37,15 +50,41 @@ def _usable_resource_dir(path: Path) -> bool:
     return (path / "include" / "stddef.h").is_file()
 
 
+def packaged_resource_dir() -> Path | None:
+    """The resource directory of the installed `ziglang` wheel (its lib/, holding include/), when
+    it is the release whose headers match the libclang wheel; None otherwise."""
+    spec = importlib.util.find_spec(HEADERS_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    try:
+        version = importlib.metadata.version(HEADERS_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "lib"
+    if version.startswith(HEADERS_PACKAGE_VERSION) and _usable_resource_dir(path):
+        return path
+    return None
+
+
+def install_hint() -> str:
+    """The one command that makes the resource headers available to this Python."""
+    return f"{sys.executable} -m pip install '{HEADERS_REQUIREMENT}'"
+
+
 @functools.cache
 def find_resource_dir() -> Path:
-    """An installed clang's resource directory: $ROCM_PERF_CLANG_RESOURCE_DIR, a clang on PATH,
-    or the newest /usr/lib/llvm-*/lib/clang/* (ROCm's llvm too)."""
+    """A clang resource directory: $ROCM_PERF_CLANG_RESOURCE_DIR, the `ziglang` wheel's (the same
+    LLVM release as the libclang wheel), a clang on PATH, or the newest
+    /usr/lib/llvm-*/lib/clang/* (ROCm's llvm too). RocmPerfError naming the command to run when
+    there is none."""
     env = os.environ.get("ROCM_PERF_CLANG_RESOURCE_DIR")
     if env:
         if not _usable_resource_dir(Path(env)):
             raise RocmPerfError(f"ROCM_PERF_CLANG_RESOURCE_DIR={env}: no include/stddef.h there")
         return Path(env)
+    packaged = packaged_resource_dir()
+    if packaged is not None:
+        return packaged
     for exe in _clang_binaries():
         done = run([exe, "-print-resource-dir"], timeout=30)
         path = Path(done.stdout.strip())
@@ -58,6 +97,6 @@ def find_resource_dir() -> Path:
             if _usable_resource_dir(candidate):
                 return candidate
     raise RocmPerfError(
-        "no clang resource directory found (libclang needs one to parse HIP): "
-        "install clang (apt-get install -y clang) or hipcc, or set ROCM_PERF_CLANG_RESOURCE_DIR"
+        "no clang resource directory found (libclang needs its headers to parse HIP); run: "
+        f"{install_hint()}  (or apt-get install -y clang, or set ROCM_PERF_CLANG_RESOURCE_DIR)"
     )

@@ -6,11 +6,14 @@ Each `cmd_*` function below belongs to one command; keep them short and keep log
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from pathlib import Path
 
 from rocm_perf import __version__
-from rocm_perf.errors import RocmPerfError
+from rocm_perf.errors import RocmPerfError, one_line
+
+_CANNOT_WRITE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
 
 
 def _add_backend_option(p: argparse.ArgumentParser) -> None:
@@ -92,6 +95,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_triage(args: argparse.Namespace) -> int:
     from rocm_perf.report.triage_report import run_triage
 
+    if (args.profile is None) == (args.live is None):
+        raise RocmPerfError("triage: give a profile or --live URL (a running SGLang or vLLM server), one of them")
+    if args.live is not None:
+        from rocm_perf.agents.live_engines import LiveRequest
+        from rocm_perf.agents.live_triage import run_live_triage
+
+        req = LiveRequest(url=args.live, engine=args.engine, steps=args.steps, seconds=args.seconds,
+                          trace_dir=Path(args.trace_dir) if args.trace_dir else None, wait_s=args.wait)
+        return run_live_triage(req, runs_root=Path("runs"), out=Path(args.out) if args.out else None,
+                               expect_arch=args.expect_arch, meta=_parse_meta(args.meta), top=args.top,
+                               short_us=args.short_us, max_gap_us=args.max_gap_us, as_json=args.json)
     return run_triage(
         Path(args.profile),
         out=Path(args.out) if args.out else None,
@@ -140,6 +154,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
         build=args.build,
         run=args.run,
         max_files=args.max_files,
+        replay_passes=args.replay_passes,
+        with_paths=args.with_paths,
     )
 
 
@@ -195,10 +211,40 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     return run_optimize(args, write_report=write_run_reports)
 
 
+def cmd_isolate(args: argparse.Namespace) -> int:
+    from rocm_perf.isolate.command import IsolateRequest, parse_size, run_isolate
+
+    request = IsolateRequest(
+        source=Path(args.source) if args.source else None,
+        kernel=args.kernel,
+        out=Path(args.out),
+        dispatch=args.dispatch,
+        program_args=tuple(args.program_args),
+        cflags=args.cflags,
+        project=Path(args.project) if args.project else None,
+        build=args.build,
+        run=args.run,
+        max_files=args.max_files,
+        max_snapshot=parse_size(args.max_snapshot),
+        timeout=args.timeout,
+        verify=not args.no_verify,
+        tolerance=args.tolerance or "",
+        tolerance_type=args.tolerance_type,
+    )
+    return run_isolate(request, backend=args.backend, warp_size=args.warp_size)
+
+
+def cmd_try(args: argparse.Namespace) -> int:
+    from rocm_perf.optimize.try_command import run_try_command
+    from rocm_perf.report.html import write_run_reports
+
+    return run_try_command(args, write_report=write_run_reports)
+
+
 def cmd_review(args: argparse.Namespace) -> int:
     from rocm_perf.optimize.review import run_review
 
-    return run_review(Path(args.out), run=args.run)
+    return run_review(Path(args.out), run=args.run, as_json=args.json)
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
@@ -234,6 +280,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from rocm_perf.sweep.command import run_sweep
 
     return run_sweep(args, write_run_report=write_run_reports, write_sweep_report=write_sweep_reports)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from rocm_perf.agents.server import run_mcp
+
+    return run_mcp([Path(r) for r in args.root], out=Path(args.out), max_jobs=args.max_jobs)
+
+
+def cmd_skill(args: argparse.Namespace) -> int:
+    from rocm_perf.agents.skill import run_skill
+
+    return run_skill(args.action, Path(args.dir) if args.dir else None)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -295,8 +353,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_critical_path)
 
-    p = sub.add_parser("triage", help="where the time is, what overlaps, what could be fused (any profile format)")
-    p.add_argument("profile", help=PROFILE_HELP)
+    p = sub.add_parser("triage", help="where the time is, what overlaps, what could be fused (any profile format, "
+                       "or a running SGLang/vLLM server)")
+    p.add_argument("profile", nargs="?", help=PROFILE_HELP)
+    p.add_argument("--live", metavar="URL", help="profile a running SGLang or vLLM server now through its HTTP profiling "
+                   "API (e.g. http://127.0.0.1:30000), wait for its traces, triage them; traces and files go to "
+                   "runs/live/<time>-<engine>/")
+    p.add_argument("--engine", choices=["auto", "sglang", "vllm"], default="auto",
+                   help="with --live: the engine (default: auto, asked of the server)")
+    p.add_argument("--steps", type=int, help="with --live, SGLang: forward steps to profile (default: 5)")
+    p.add_argument("--seconds", type=float, help="with --live: seconds between start and stop instead (vLLM's only "
+                   "way; default: 10)")
+    p.add_argument("--trace-dir", metavar="DIR", help="with --live: where the engine writes its traces (vLLM: its "
+                   "--profiler-config torch_profiler_dir, required unless VLLM_TORCH_PROFILER_DIR is set here; SGLang: "
+                   "sent as output_dir, default runs/live/<time>-sglang/traces)")
+    p.add_argument("--wait", type=float, default=600.0, metavar="S",
+                   help="with --live: the longest wait for the engine and its traces, in seconds (default: 600)")
     p.add_argument("--out", help="write kernel_table.json, overlap_opportunities.json, fuse_opportunities.json, "
                    "profile_summary.md, profile_metadata.json here")
     p.add_argument("--top", type=int, default=10, help="rows per table (default: 10)")
@@ -353,7 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("profile", help="build (if given a source or a project) and profile a HIP program")
-    p.add_argument("target", nargs="?", help="a .cu/.hip/.cpp source or a built program (or --project)")
+    p.add_argument("target", nargs="?", help="a .cu/.hip/.cpp source, a built program, or a reproducer folder of "
+                   "`rocm-perf isolate` (or --project)")
     p.add_argument("program_args", nargs="*", help="arguments for the program (after --)")
     _add_backend_option(p)
     p.add_argument("--rounds", type=int, default=1, help="profiled runs (default: 1)")
@@ -376,6 +449,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", metavar="CMD", help="with --project: the shell command that runs the built program, "
                    "from the top of the tree")
     p.add_argument("--max-files", type=int, default=5000, help="with --project: refuse trees with more files (default: 5000)")
+    p.add_argument("--replay-passes", type=int, default=10, metavar="N",
+                   help="a reproducer: passes of the captured dispatch per run, its memory restored between them (default: 10)")
+    p.add_argument("--with", dest="with_paths", action="append", default=[], metavar="PATH",
+                   help="with --project: a file or folder outside DIR that the build reads (repeatable); copied "
+                   "read-only beside the copy at the same relative path (what a failed build names is found by itself)")
     p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser(
@@ -431,9 +509,51 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend_option(p)
     p.set_defaults(func=cmd_optimize)
 
+    p = sub.add_parser(
+        "isolate",
+        help="capture one dispatch of a program into a standalone reproducer that replays it",
+        description="Run the program once; at the chosen launch of the chosen kernel record every live allocation "
+        "(address, size, bytes), the launch (grid, block, dynamic LDS, stream, argument bytes) and what the kernel "
+        "changed; write a reproducer folder (the kernel's device code, a replay harness, the snapshots, manifest.json) "
+        "that every command takes as a program: profile DIR, optimize DIR, sweep.",
+    )
+    p.add_argument("source", nargs="?", help="the program's .cu/.hip source (or --project)")
+    p.add_argument("program_args", nargs="*", help="arguments for the program (after --)")
+    p.add_argument("--kernel", required=True, metavar="REGEX",
+                   help="the kernel: a regular expression searched in the launched kernels' names (the first kernel it "
+                   "matches is the one whose launches --dispatch counts)")
+    p.add_argument("--dispatch", type=int, default=1, metavar="N", help="which launch of that kernel, from 1 (default: 1)")
+    p.add_argument("--out", required=True, metavar="DIR", help="the reproducer folder to write (must not exist)")
+    p.add_argument("--cflags", default="", help="the program's compiler flags, e.g. --cflags='-DN=1024' (write = when they start with -)")
+    p.add_argument("--project", metavar="DIR", help="a source tree with its own build, copied and built (never written)")
+    p.add_argument("--build", metavar="CMD", help="with --project: the shell command that builds the tree copy")
+    p.add_argument("--run", metavar="CMD", help="with --project: the shell command that runs the built program, "
+                   "from the top of the tree")
+    p.add_argument("--max-files", type=int, default=5000, help="with --project: refuse trees with more files (default: 5000)")
+    p.add_argument("--max-snapshot", default="2G", metavar="SIZE",
+                   help="refuse a capture of more memory than this, before and after together (default: 2G)")
+    p.add_argument("--timeout", type=float, default=600, help="seconds for the build and for the program's run (default: 600)")
+    p.add_argument("--no-verify", action="store_true", help="do not build and replay the reproducer once written")
+    p.add_argument("--tolerance", metavar="rtol=R,atol=A", help="the check's replay passes where the memory it wrote is "
+                   "within this tolerance of the capture's, element by element (a kernel of float atomics), not bit for bit; "
+                   "try/optimize on the reproducer take the same --tolerance")
+    p.add_argument("--tolerance-type", default="float32", metavar="TYPE",
+                   help="with --tolerance: the memory's element type (default: float32; float64, float16, bfloat16)")
+    _add_backend_option(p)
+    p.set_defaults(func=cmd_isolate)
+
+    p = sub.add_parser("try", help="is my change faster, and still correct? a patch, a second version of the file, "
+                       "or values of a constant, measured and guarded as optimize's candidates")
+    from rocm_perf.optimize.try_command import add_try_arguments
+
+    add_try_arguments(p)
+    _add_backend_option(p)
+    p.set_defaults(func=cmd_try)
+
     p = sub.add_parser("review", help="list runs, or show one run's accepted diffs and evidence")
     p.add_argument("run", nargs="?", help="run directory or name (default: list runs)")
     p.add_argument("--out", default="runs", help="runs root (default: runs/)")
+    p.add_argument("--json", action="store_true", help="print the run's summary and accepted patch (or the runs) as JSON")
     p.set_defaults(func=cmd_review)
 
     p = sub.add_parser("apply", help="write a run's accepted result to your source file")
@@ -443,9 +563,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs", help="runs root (default: runs/)")
     p.set_defaults(func=cmd_apply)
 
-    p = sub.add_parser("export", help="a profile as Chrome trace-event JSON for ui.perfetto.dev")
+    p = sub.add_parser("export", help="a profile as a trace for ui.perfetto.dev (trace-event JSON or .pftrace)")
     p.add_argument("profile", help=PROFILE_HELP)
-    p.add_argument("--perfetto", required=True, metavar="OUT.json", help="write the trace-event JSON here")
+    p.add_argument("--perfetto", required=True, metavar="OUT.json|OUT.pftrace",
+                   help="write the trace here: Chrome trace-event JSON, or Perfetto's protobuf format for a name ending in "
+                   ".pftrace (a fraction of the size, and what the Perfetto UI loads best for large profiles)")
     p.add_argument("--null-stream", choices=["legacy", "per-thread"], default="legacy", help="as for critical-path")
     p.add_argument("--no-critical-path", action="store_true", help="skip the DAG analysis (no critical-path track or dependency arrows)")
     p.set_defaults(func=cmd_export)
@@ -468,7 +590,23 @@ def build_parser() -> argparse.ArgumentParser:
                        add_help=False)
     p.add_argument("hipcc_args", nargs=argparse.REMAINDER)
 
-    p = sub.add_parser("status", help="what a sweep (or its daemon) is doing: target, stage, queue, gains, budget left")
+    p = sub.add_parser("mcp", help="serve every command as Model Context Protocol tools on stdio, for agents",
+                       description="A Model Context Protocol server on stdin/stdout: the commands as tools with typed "
+                       "arguments and JSON results (the same as their --json), try_patch and optimize as background "
+                       "jobs, the runs' reports as resources. No tool writes your files. See docs/agents.md.")
+    p.add_argument("--root", action="append", default=[], metavar="DIR",
+                   help="a folder the client may name paths in (repeatable; default: the current directory)")
+    p.add_argument("--out", default="runs", help="runs root for the jobs' runs (default: runs/ in the first root)")
+    p.add_argument("--max-jobs", type=int, default=2, help="background jobs running at once (default: 2)")
+    p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser("skill", help="the agent skill (SKILL.md) shipped with rocm-perf: show it or install it")
+    p.add_argument("action", choices=["show", "install"], help="show: print SKILL.md; install: write it for an agent")
+    p.add_argument("--dir", metavar="DIR", help="install into this folder (default: ~/.claude/skills/rocm-perf/)")
+    p.set_defaults(func=cmd_skill)
+
+    p = sub.add_parser("status", help="what a sweep (or its daemon) is doing: every target with its state, attempts "
+                                      "and gain (metric, interval), the open tasks, the queue, budget left")
     p.add_argument("sweep", help="the sweep directory")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
@@ -503,8 +641,15 @@ def main(argv: list[str] | None = None) -> int:
     except RocmPerfError as e:
         if args.debug:
             raise
-        print(f"rocm-perf: error: {e}", file=sys.stderr)
+        print(f"rocm-perf: error: {one_line(str(e))}", file=sys.stderr)
         return e.exit_code
+    except OSError as e:
+        if args.debug or e.errno not in _CANNOT_WRITE:
+            raise
+        # a full disk (or a read-only one) anywhere: what the commands with a ledger say more precisely
+        print(f"rocm-perf: error: {one_line(str(e.filename or 'a file'))}: cannot write ({e.strerror}); free disk space, then run "
+              "the command again (optimize and sweep: with --resume)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("rocm-perf: interrupted", file=sys.stderr)
         return 130

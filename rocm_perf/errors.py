@@ -14,3 +14,12 @@ class RocmPerfError(Exception):
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
+
+
+def one_line(message: str) -> str:
+    """`message` as one printable line: a character that would break it or be invisible (a control
+    character, a line or paragraph separator, a carriage return a damaged file put into a name the
+    message quotes) is written as its escape, `\\x1e`, `\\r`, `\\u2028`."""
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)

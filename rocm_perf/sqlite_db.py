@@ -74,9 +74,14 @@ class LedgerDB:
         self.path = Path(path)
         self.schema = schema
         self.db: sqlite3.Connection | None = None
+        existed = self.path.exists()
+        if existed:
+            self._refuse_empty(create)
         try:
             self.db = sqlite3.connect(str(self.path), isolation_level=None, timeout=BUSY_TIMEOUT_S,
                                       check_same_thread=not threads)
+            if existed and self.path.stat().st_size > 0:
+                self._refuse_damaged()  # reads only: a damaged file is never written to
             for pragma in _LEDGER_PRAGMAS:
                 self.db.execute(pragma)
             self._bring_up_to_date(create)
@@ -105,6 +110,36 @@ class LedgerDB:
 
     def _foreign(self, why: str) -> RocmPerfError:
         return RocmPerfError(f"{self.path}: not a rocm-perf {self.schema.kind} ({why})")
+
+    def _damaged(self, why: str) -> RocmPerfError:
+        return RocmPerfError(f"{self.path}: the {self.schema.kind} is damaged ({why}); it was left as it is: "
+                             "restore it from a backup, or start afresh")
+
+    def _refuse_empty(self, create: bool) -> None:
+        """An empty file is no ledger (unless one is being created). Its size is all that is looked
+        at: opening the file other than through SQLite, even to read its magic bytes, would drop the
+        POSIX locks this process's other connections hold on it (closing any descriptor of a file
+        releases them all), and a writer elsewhere could then truncate what they are reading."""
+        if self.path.stat().st_size == 0 and not create:
+            raise self._foreign("an empty file")
+
+    def _refuse_damaged(self) -> None:
+        """`PRAGMA quick_check` on the new connection before any pragma or statement may write: a file
+        that is not SQLite's, that SQLite cannot read, or whose pages fail the check is refused whole
+        and left as it is."""
+        try:
+            problems = [r[0] for r in self.db.execute("PRAGMA quick_check").fetchall()]
+        except sqlite3.OperationalError as e:  # cannot read it at all (permissions, a lock held too long, ...)
+            if "malformed" in str(e):
+                raise self._damaged(str(e)) from e
+            raise RocmPerfError(f"{self.path}: cannot read the {self.schema.kind} ({e})") from e
+        except sqlite3.DatabaseError as e:  # "database disk image is malformed", a truncated file, ...
+            if e.sqlite_errorname == "SQLITE_NOTADB":  # no SQLite header
+                raise self._foreign("not a SQLite file, or its first page is overwritten") from e
+            raise self._damaged(str(e)) from e
+        if problems != ["ok"]:
+            first = " ".join(line for line in problems[0].splitlines() if not line.startswith("***")) or problems[0]
+            raise self._damaged(f"PRAGMA quick_check: {first.strip()[:120]}")
 
     # ---- writes ------------------------------------------------------------------------------
 

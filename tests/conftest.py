@@ -35,3 +35,11 @@ def hipcc() -> str:
         pytest.skip(message)
     os.environ.setdefault("HIP_PLATFORM", "amd")
     return path
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Files with end-to-end tests (`slow`) first, each file's tests in their own order: under
+    `make test`'s parallel workers (pytest-xdist, a file to a worker) the long files start at once
+    instead of leaving one worker busy with them after the others are done."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # a stable sort: each file's order kept

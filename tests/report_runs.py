@@ -19,7 +19,8 @@ from conftest import DATA
 from test_optimize_loop import TOOLS, CopyBuildDouble
 from rocm_perf.backends.host import HostBackend
 from rocm_perf.optimize.command import create_run
-from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services
+from rocm_perf.optimize.loop import DONE, OptimizeLoop
+from rocm_perf.optimize.services import Services
 from rocm_perf.optimize.measure import RoundResult, output_fingerprint
 from rocm_perf.optimize.options import OptimizeOptions
 

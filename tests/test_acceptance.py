@@ -208,7 +208,7 @@ def accepted_with_confirmation(rng, ratio, cv, plan):
 
 def test_doubling_looks_resolve_a_3_percent_gain_that_looks_every_5_up_to_30_could_not():
     # Issue 17's goal: a true 3 % gain at the host backend's paired spread under load (2.3 % CPU
-    # time with two busy processes, README) accepted at least 5 times in 10. The earlier plan (looks
+    # time with two busy processes, docs/measurement.md) accepted at least 5 times in 10. The earlier plan (looks
     # every 5 pairs up to 30) measured 1 in 10 there; the clear wins and the nulls must not cost more.
     rng = np.random.default_rng(17)
     runs = 40

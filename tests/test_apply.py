@@ -8,7 +8,7 @@ import pytest
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.apply import run_apply
 from rocm_perf.optimize.ledger import Baseline, open_ledger
-from rocm_perf.optimize.loop import sha256_bytes
+from rocm_perf.optimize.run_context import sha256_bytes
 
 ORIGINAL = b"__global__ void k(float* p, int n) {\n    for (int i = 0; i < n; ++i) p[i] += 1.0f;\n}\n"
 STEP1 = ORIGINAL.replace(b"    for", b"    #pragma unroll 4\n    for")

@@ -148,15 +148,15 @@ def test_without_the_probe_there_is_no_probed_path_and_the_metric_says_why(built
 class _NoProbe(HostBackend):
     """The real host backend with the speed probe switched off in the runtime (ROCM_PERF_HOST_PROBE=0)."""
 
-    def environment(self, log_path, samples_path=None):
-        return {**super().environment(log_path, samples_path), "ROCM_PERF_HOST_PROBE": "0"}
+    def environment(self, log_path, samples_path=None, copies_path=None):
+        return {**super().environment(log_path, samples_path, copies_path), "ROCM_PERF_HOST_PROBE": "0"}
 
 
 class _NoPerf(HostBackend):
     """The real host backend with perf counters switched off in the runtime (ROCM_PERF_HOST_PERF=0)."""
 
-    def environment(self, log_path, samples_path=None):
-        return {**super().environment(log_path, samples_path), "ROCM_PERF_HOST_PERF": "0"}
+    def environment(self, log_path, samples_path=None, copies_path=None):
+        return {**super().environment(log_path, samples_path, copies_path), "ROCM_PERF_HOST_PERF": "0"}
 
 
 @pytest.mark.skipif(bool(pinning_status()), reason=f"pinning refused here: {pinning_status()}")

@@ -71,7 +71,7 @@ def test_the_stacks_of_block_threads_that_end_are_freed(built, tmp_path):
 
 def test_each_fiber_start_draws_a_new_stack_top(built, tmp_path):
     # One stack layout per process made a run's CPU time a constant that varied 6-12 % between
-    # runs (README, "Measurement"): every start draws a top at random, in 64-byte steps over
+    # runs (docs/measurement.md): every start draws a top at random, in 64-byte steps over
     # 32 KiB, so a thread's locals move within the page from one launch to the next. With one
     # fixed top each thread's local sits at one in-page offset in every launch (1 of 8).
     result = HostBackend().profile([str(built("fiber_stacks")), "tops"], tmp_path, timeout=120)

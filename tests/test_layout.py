@@ -1,5 +1,5 @@
 """The package's shape: imports point one way through the layers, and no module imports itself
-back through others (README "How the code is laid out").
+back through others (docs/layout.md, "How the code is laid out").
 
 Every module's imports are read with `ast`, those inside functions included (a lazy import is
 still a dependency), and resolved to modules of the package. A failure names the module pair.
@@ -16,22 +16,31 @@ PACKAGE = ROOT / "rocm_perf"
 
 # Lowest first. A module may import its own folder and any layer below its own; two folders
 # on one layer (backends, source) do not import each other: what both need lives lower down.
-# `sweep` drives the optimize loop, so it sits above `optimize` (which never imports it).
+# `sweep` drives the optimize loop, so it sits above `optimize` (which never imports it). The MCP
+# tools (`agents`) are the Python API's functions served to agents, so `agents` sits on `api`;
+# `cli` starts the server, so it sits on top.
+# The reproducer's format (rocm_perf/reproducer.py) is base: every command takes a reproducer.
 LAYERS: list[tuple[str, ...]] = [
     ("base",),  # the top-level modules of rocm_perf/ (errors, atomic_file, process, ...)
     ("trace",),
     ("analysis",),
     ("backends", "source"),
     ("optimize",),
+    ("isolate",),  # captures a program's dispatch: builds and runs it (optimize/project.py) and extracts its kernel
     ("sweep",),
     ("report",),
+    ("api",),  # the Python API over the analyses (`import rocm_perf as rp`)
+    ("agents",),  # the MCP server (its tools call the API), its jobs, the skill and live engines
     ("cli",),
 ]
 RANK = {part: i for i, parts in enumerate(LAYERS) for part in parts}
-# Top-level modules that are not base.
-TOP_LEVEL = {"cli": "cli"}
+# Top-level modules that are not base: `python -m rocm_perf` is the CLI.
+TOP_LEVEL = {"cli": "cli", "__main__": "cli"}
 # A package whose parts are each short enough to read in one sitting (issue 13).
 MAX_LINES = {"sweep": 400}
+# Every module and class of the package: a room one can live in (issue 53).
+MODULE_MAX_LINES = 700
+CLASS_MAX_METHODS = 30
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -85,11 +94,18 @@ def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
     return {m: imports_of(m, p, known) for m, p in known.items()}
 
 
+# The package's own namespace re-exports the Python API (`rp.load`, ...) from rocm_perf.api, on
+# first use (PEP 562 `__getattr__`), so importing any module of the package loads nothing more.
+LAZY_FACADE = ("rocm_perf", "rocm_perf.api")
+
+
 def layer_violations(graph: dict[str, set[str]], package: Path = PACKAGE) -> list[str]:
     problems = []
     for module, targets in sorted(graph.items()):
         mine = part_of(module, package)
         for target in sorted(targets):
+            if (module, target) == LAZY_FACADE:
+                continue
             theirs = part_of(target, package)
             if mine not in RANK or theirs not in RANK:
                 problems.append(f"{module}: folder {mine if mine not in RANK else theirs!r} is in no layer of LAYERS")
@@ -170,6 +186,28 @@ def test_sweep_modules_are_short():
         assert not long, f"rocm_perf/{folder}/: modules over {limit} lines: {long}"
 
 
+def long_modules(package: Path = PACKAGE, limit: int = MODULE_MAX_LINES) -> dict[str, int]:
+    """Modules of the package over `limit` lines, with their length."""
+    return {m: n for m, p in modules(package).items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > limit}
+
+
+def big_classes(package: Path = PACKAGE, limit: int = CLASS_MAX_METHODS) -> dict[str, int]:
+    """Classes of the package with more than `limit` methods (`module.Class`), with their count."""
+    found = {}
+    for module, path in modules(package).items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.ClassDef):
+                n = sum(isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) for b in node.body)
+                if n > limit:
+                    found[f"{module}.{node.name}"] = n
+    return found
+
+
+def test_no_module_over_700_lines_and_no_class_over_30_methods():
+    assert long_modules() == {}, f"modules over {MODULE_MAX_LINES} lines"
+    assert big_classes() == {}, f"classes over {CLASS_MAX_METHODS} methods"
+
+
 def test_every_folder_has_a_layer():
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists())
     assert [f for f in folders if f not in RANK] == []
@@ -205,3 +243,15 @@ def test_checker_names_an_upward_import_and_a_lazy_circle(tmp_path):
     assert any("rocm_perf.source.parse (source) imports rocm_perf.backends.process (backends): two folders" in p
                for p in problems)
     assert import_circles(graph) == [["rocm_perf.report.a", "rocm_perf.report.b", "rocm_perf.report.a"]]
+
+
+def test_checker_names_a_long_module_and_a_big_class(tmp_path):
+    pkg = _write(tmp_path / "rocm_perf", {
+        "__init__.py": "",
+        "optimize/__init__.py": "",
+        "optimize/room.py": "x = 1\n" * 701,
+        "optimize/house.py": "class House:\n" + "".join(f"    def m{i}(self):\n        pass\n" for i in range(31))
+                             + "class Hut:\n    def m(self):\n        pass\n",
+    })
+    assert long_modules(pkg) == {"rocm_perf.optimize.room": 701}
+    assert big_classes(pkg) == {"rocm_perf.optimize.house.House": 31}

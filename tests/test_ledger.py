@@ -106,8 +106,9 @@ def test_a_version_1_ledger_is_migrated_and_its_trials_have_no_file(tmp_path):
 
     # Version 1's trials table: without `file` (2) and the search's columns (3).
     old_ddl = SCHEMA.create.replace(",\n    file TEXT NOT NULL DEFAULT '',\n    build_key TEXT NOT NULL DEFAULT '', "
-                                    "ordering TEXT NOT NULL DEFAULT '{}', components TEXT NOT NULL DEFAULT '[]')", ")")
-    assert "file TEXT" not in old_ddl and "build_key" not in old_ddl and SCHEMA_VERSION == 3
+                                    "ordering TEXT NOT NULL DEFAULT '{}', components TEXT NOT NULL DEFAULT '[]',\n"
+                                    "    proposer TEXT NOT NULL DEFAULT 'rules', provenance TEXT NOT NULL DEFAULT '{}')", ")")
+    assert "file TEXT" not in old_ddl and "build_key" not in old_ddl and "proposer" not in old_ddl and SCHEMA_VERSION == 4
     db = sqlite3.connect(tmp_path / "ledger.db")
     db.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);" + old_ddl)
     db.execute("INSERT INTO meta VALUES ('schema_version', '1')")
@@ -119,6 +120,7 @@ def test_a_version_1_ledger_is_migrated_and_its_trials_have_no_file(tmp_path):
     (trial,) = ledger.trials()
     assert trial.file == "" and trial.label == "k k:k:1:9 unroll_pragma x4"
     assert (trial.build_key, trial.ordering, trial.components) == ("", {}, [])
+    assert (trial.proposer, trial.provenance) == ("rules", {})  # every trial before version 4 came from the rules
     new = ledger.add_trial(generation=0, loop_key="src/a.cu::k@9", kernel="k", loop_id="k:k:1:9", rule="unroll_manual",
                            factor=2, expected_value=0.4, file="src/a.cu")
     assert ledger.trial(new).file == "src/a.cu"

@@ -62,7 +62,7 @@ def test_a_clearly_faster_rewrite_is_accepted_then_reviewed_and_applied(tmp_path
     assert confirm["outputs"]["rounds_checked"] == confirm["rounds"]
     assert src.read_bytes() == before  # the loop never writes the user's file
     final = (run / "final.cu").read_text()
-    assert final.count("#pragma unroll 1") == 2 and final != before.decode()
+    assert final.count("for (; cols - c >= 4; ++c) {") == 1 and final != before.decode()
     assert (run / "accepted.diff").read_text().startswith(f"--- a/{src.name}")
     assert (run / "trials" / "1" / "verdict.json").exists()
     assert (run / "metadata.json").exists() and (run / "report.html").exists()
@@ -74,6 +74,7 @@ def test_a_clearly_faster_rewrite_is_accepted_then_reviewed_and_applied(tmp_path
     assert main(["review", str(run)]) == 0
     shown = capsys.readouterr().out
     assert "unroll_manual x4" in shown and "```diff" in shown
+    assert "- c loop, line 20: unrolled x4, trip count known only at run time" in shown and "Diff: +" in shown
 
     # apply refuses a file that changed since the run, and offers a patch instead
     src.write_bytes(before + b"// edited after the run\n")
@@ -83,7 +84,7 @@ def test_a_clearly_faster_rewrite_is_accepted_then_reviewed_and_applied(tmp_path
     assert src.read_bytes().endswith(b"// edited after the run\n")
     assert main(["apply", str(run), "--patch"]) == 0
     patch = capsys.readouterr().out
-    assert patch.startswith("--- a/") and "+        #pragma unroll 1" in patch
+    assert patch.startswith("--- a/") and "+    for (; cols - c >= 4; ++c) {" in patch
 
     # with the file as it was, apply writes the result atomically and keeps a backup
     src.write_bytes(before)
@@ -200,7 +201,8 @@ def test_a_candidate_that_builds_the_baselines_program_is_never_measured(tmp_pat
     run = only_run(out)
     s = summary(run)
     assert s["accepted"] == [] and len(s["rejected"]) == 2
-    assert all(t["reason"] == "duplicate" and t["detail"].startswith("duplicate of the baseline") for t in s["rejected"])
+    assert all(t["reason"] == "duplicate" and t["detail"].startswith("no change in machine code: duplicate of the baseline")
+               for t in s["rejected"])
     assert s["search"]["duplicates"] == 2 and s["search"]["raced"] == 0
     con = sqlite3.connect(run / "ledger.db")
     assert con.execute("SELECT COUNT(*) FROM rounds WHERE trial_id > 0").fetchone()[0] == 0

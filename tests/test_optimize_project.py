@@ -20,7 +20,8 @@ from rocm_perf.cli import main
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.command import create_run
 from rocm_perf.optimize.ledger import open_ledger
-from rocm_perf.optimize.loop import DONE, OptimizeLoop, Services, SourceTools
+from rocm_perf.optimize.loop import DONE, OptimizeLoop
+from rocm_perf.optimize.services import Services, SourceTools
 from rocm_perf.optimize.measure import RoundResult, output_fingerprint
 from rocm_perf.optimize.options import OptimizeOptions
 from rocm_perf.optimize.project import _walk_files, kernel_sources, project_files, resolve_sources
@@ -110,12 +111,14 @@ def test_kernel_sources_and_source_checks():
 
 
 @pytest.mark.parametrize("case", ["failing build", "source outside", "10000 files", "missing --build"])
-def test_bad_project_input_is_one_line_and_leaves_the_tree_alone(tmp_path, capsys, case):
+def test_bad_project_input_is_one_line_and_leaves_the_tree_alone(tmp_path, capsys, monkeypatch, case):
     root = user_tree(tmp_path, "make_app")
     args = ["optimize", "--project", str(root), "--build", "make", "--run", "./app", "--out", str(tmp_path / "runs"), *FAST]
     if case == "failing build":
         args[args.index("make")] = "make no-such-target"
-        # make names itself `make:` or, when the tests run under make (CI's `make test`), `make[1]:`
+        # make names itself `make:` or, when the tests run under make (CI's `make test`), `make[1]:` and
+        # says "Leaving directory" last: the message is make's failure, not that line, either way
+        monkeypatch.setenv("MAKELEVEL", "1")
         expect = "the build command `make no-such-target` failed (exit 2) in a copy of the tree: make"
     elif case == "source outside":
         outside = tmp_path / "user" / "outside.cu"

@@ -33,7 +33,7 @@ def installed(tmp_path_factory) -> tuple[Path, dict]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ROCM_PERF_RULES_DIR", "VIRTUAL_ENV")}
     # Build from a copy: a stale build/ in the checkout would leak deleted modules into the wheel.
     tree = base / "tree"
-    shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "build", "*.egg-info",
+    shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "build", "site", "*.egg-info",
                                                                 "__pycache__", ".pytest_cache", ".hypothesis"))
     wheels = base / "wheels"
     run([sys.executable, "-m", "pip", "wheel", tree, "--no-deps", "--quiet", "-w", wheels], cwd=base, env=env)
@@ -48,7 +48,19 @@ def installed(tmp_path_factory) -> tuple[Path, dict]:
                    "rocm_perf/roctx_declarations/rocprofiler-sdk-roctx/roctx.h",
                    "rocm_perf/analysis/arch/gfx942.toml", "rocm_perf/analysis/rules/bottlenecks.toml",
                    "rocm_perf/analysis/rules/hotspots.toml", "rocm_perf/backends/host_runtime/rocm_perf_host/sampler.h",
-                   "rocm_perf/backends/host_runtime/rocm_perf_host/dispatch_clocks.h"):
+                   "rocm_perf/backends/host_runtime/rocm_perf_host/dispatch_clocks.h",
+                   "rocm_perf/backends/host_runtime/rocm_perf_host/device_memory.h",
+                   "rocm_perf/backends/host_runtime/rocm_perf_host/capture.h",
+                   "rocm_perf/isolate/harness/replay_support.h",
+                   "rocm_perf/backends/rocm_interposer/interposer.cpp",
+                   "rocm_perf/backends/rocm_interposer/capture_core.h",
+                   "rocm_perf/backends/host_runtime/rocm_perf_host/thrust_trace.h",
+                   "rocm_perf/backends/host_runtime/hipcub/hipcub.hpp",
+                   "rocm_perf/backends/host_runtime/hipblas/hipblas.h",
+                   "rocm_perf/backends/host_runtime/hiprand/hiprand_kernel.h",
+                   "rocm_perf/backends/host_runtime/rccl/rccl.h",
+                   "rocm_perf/backends/host_runtime/cmake/lib/cmake/rocthrust/rocthrust-config.cmake",
+                   "rocm_perf/agents/SKILL.md"):
         assert needed in names, f"{needed} missing from {wheel.name}"
     venv = base / "venv"
     run([sys.executable, "-m", "venv", venv], cwd=base, env=env)
@@ -98,3 +110,25 @@ def test_analyze_from_the_installed_copy(installed, tmp_path):
     assert "latency" in done.stdout
     data = json.loads((tmp_path / "an" / "analysis.json").read_text())
     assert data["kernels"][0]["bound"]["kind"] == "latency" and (tmp_path / "an" / "roofline.svg").is_file()
+
+
+def test_the_installed_copy_installs_its_skill_and_answers_as_an_mcp_server(installed, tmp_path):
+    """SKILL.md is package data (skill show / install), and `rocm-perf mcp` starts from the wheel
+    with its dependency (the MCP SDK) and lists its tools to the real client."""
+    bin_dir, env = installed
+    shown = run([bin_dir / "rocm-perf", "skill", "show"], cwd=tmp_path, env=env).stdout
+    assert shown.startswith("---\nname: rocm-perf\n")
+    done = run([bin_dir / "rocm-perf", "skill", "install", "--dir", tmp_path / "skills"], cwd=tmp_path, env=env)
+    assert (tmp_path / "skills" / "SKILL.md").read_text() == shown and "skills/SKILL.md" in done.stdout
+    client = (
+        "import anyio, sys\n"
+        "from mcp import ClientSession, StdioServerParameters, stdio_client\n"
+        "async def main():\n"
+        "    p = StdioServerParameters(command=sys.argv[1], args=['mcp'], cwd=sys.argv[2])\n"
+        "    async with stdio_client(p) as (r, w):\n"
+        "        async with ClientSession(r, w) as s:\n"
+        "            await s.initialize()\n"
+        "            print(sorted(t.name for t in (await s.list_tools()).tools))\n"
+        "anyio.run(main)\n")
+    listed = run([bin_dir / "python", "-c", client, bin_dir / "rocm-perf", tmp_path], cwd=tmp_path, env=env).stdout
+    assert "'try_patch'" in listed and "'job_status'" in listed

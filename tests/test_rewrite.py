@@ -153,11 +153,24 @@ def test_manual_rule_shape_and_guards():
     loop = analyzed(path).loops[0]  # for (int i = 0; i < n; ++i) acc += out[i];
     cand = candidate(path, loop, "unroll_manual", 4)
     region = cand.rewritten[cand.new_region[0] : cand.new_region[1]].decode()
-    assert region.count("#pragma unroll 1") == 2
-    assert region.count("{ acc += out[i]; }") == 5  # four copies and the remainder
-    assert "int i = 0;" in region and "/ 3ULL >= 1ULL" in region
-    assert "(unsigned long long)(int)(n) - (unsigned long long)(int)(i) - 1ULL" in region
+    # The next loop of the block declares another `i`: the hoisted init gets a block of its own.
+    assert region.startswith("{\n        int i = 0;\n")
+    # i starts at 0 and only grows, n is an int: `n - i` cannot overflow, and four remain when it is 4.
+    assert "for (; n - i >= 4; ++i) {" in region and "unsigned long long" not in region
+    assert region.count("acc += out[i];") == 5 and region.count("{ acc") == 0  # four copies and the remainder, no blocks
+    assert "for (; i < n; ++i) acc += out[i];" in region
+    assert "#pragma unroll" not in region  # a run-time trip count: the compiler does not unroll it back
+    assert cand.summary == "i loop, line 8: unrolled x4, trip count known only at run time: groups of four while 4 remain, then a remainder loop"
     assert_all_guards_pass(cand)
+
+
+def test_manual_rule_keeps_the_safe_test_where_overflow_is_possible():
+    loop = analyzed(DATA / "source" / "bounds.cu").loops[0]  # for (int i = hi - 37; i < hi; ++i)
+    region = lambda f: (lambda c: c.rewritten[c.new_region[0] : c.new_region[1]].decode())(
+        candidate(DATA / "source" / "bounds.cu", loop, "unroll_manual", f))  # noqa: E731
+    assert "for (; i < hi && i + 1 < hi; ++i)" in region(2)  # once i < hi holds, i + 1 cannot overflow
+    # i + 3 could (hi = INT_MAX, i = INT_MAX - 1): the distance in unsigned long long, exact for any bound.
+    assert "(unsigned long long)(int)(hi) - (unsigned long long)(int)(i) - 1ULL) / 3ULL >= 1ULL" in region(4)
 
 
 @pytest.mark.parametrize("path_name, var", [("bodies.cu", "k"), ("bodies.cu", "u"), ("bodies.cu", "j"),

@@ -267,3 +267,18 @@ def test_stub_headers_give_the_same_analysis(monkeypatch):
     for r, s in zip(real, stub, strict=True):
         r.pop("mode"), s.pop("mode"), r.pop("warnings"), s.pop("warnings")
         assert r == s
+
+
+def test_a_source_whose_header_is_missing_reads_the_same_every_time(tmp_path):
+    """A unit that does not compile is parsed afresh each time: a re-parse over its precompiled
+    preamble would drop the preamble's own error (the missing header) and name its consequences."""
+    source = tmp_path / "missing_header.cu"
+    source.write_text('#include <hip/hip_runtime.h>\n#include "not_here.h"\n'
+                      "__global__ void k(int* out) { out[0] = helper_from_the_header(); }\n")
+    messages = []
+    for _ in range(3):
+        with pytest.raises(RocmPerfError) as e:
+            analyze_source(source)
+        messages.append(str(e.value))
+    assert "'not_here.h' file not found" in messages[0]
+    assert messages == [messages[0]] * 3

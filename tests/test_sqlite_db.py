@@ -226,3 +226,44 @@ def test_a_writer_waits_for_another_process_lock_instead_of_failing(tmp_path):
     ledger.transition("baseline")  # blocks on the other writer's lock, then goes through
     release.join()
     assert ledger.state == "baseline" and ledger.get("other") == 1
+
+
+# Opens a sweep ledger over and over while the process also holds it open, as a running sweep
+# does (its heartbeat thread, its closing summary); argv: the sweep folder, the opens, "write" or "read".
+_OPENER = """
+import sys
+from pathlib import Path
+from rocm_perf.sweep.ledger import SweepLedger
+folder, n, role = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+held = SweepLedger(folder)
+for i in range(n):
+    ledger = SweepLedger(folder)
+    if role == "write":
+        ledger.set("k", i)
+        held.set("m", i)
+    else:
+        ledger.get("k")
+    ledger.close()
+"""
+
+
+def test_opening_a_ledger_again_keeps_the_locks_of_the_connections_already_open(tmp_path):
+    """Two processes that open one ledger again and again while each holds it open: a second
+    sweep over a folder did this, and the first failed 'disk I/O error' (SQLITE_IOERR_SHORT_READ)
+    when a new connection's check of the file released the process's POSIX locks on it (it read
+    the magic bytes with open(); closing any descriptor of a file drops them all). Before the fix
+    this failed within about 20 opens, 3 times out of 3."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    SweepLedger(tmp_path, create=True).close()
+    procs = [subprocess.Popen([sys.executable, "-c", _OPENER, str(tmp_path), "300", role], cwd=ROOT,
+                              stderr=subprocess.PIPE, text=True) for role in ("write", "read")]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-1500:]
+    ledger = SweepLedger(tmp_path)
+    assert ledger.get("k") == 299 and ledger.get("m") == 299
+    ledger.close()

@@ -497,7 +497,7 @@ def test_watch_reoptimizes_changed_sources_and_picks_up_new_targets(tmp_path):
 # ---- the real thing ----------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_real_sweep_on_the_host_backend(tmp_path):
+def test_real_sweep_on_the_host_backend(tmp_path, capsys):
     """Real triage and optimize: one target wins or not, one does not build; the sweep records both."""
     folder = tmp_path / "targets"
     folder.mkdir()
@@ -519,6 +519,26 @@ def test_real_sweep_on_the_host_backend(tmp_path):
     assert "unroll\\_wins" in md and "does not build" in md
     assert main(["report", str(sweep_dir)]) == 0
     assert "sweep-table" in (sweep_dir / "report.html").read_text()
+
+    # status after the sweep ended: every target, its state and attempts, and the run's gain in the
+    # decision metric with its interval, exactly as the report gives it (not a wall-clock ratio)
+    from rocm_perf.optimize.run_view import load_run, speedup_text
+
+    run = load_run(Path(win.run_dir))
+    capsys.readouterr()
+    assert main(["status", str(sweep_dir), "--json"]) == 0
+    targets = {e["name"]: e for e in json.loads(capsys.readouterr().out)["targets"]}
+    assert set(targets) == {"unroll_wins", "broken"}
+    assert targets["broken"]["status"] == FAILED and targets["broken"]["gain"] is None
+    entry = targets["unroll_wins"]
+    assert entry["status"] == DONE and entry["attempts"] == win.attempts and entry["metric"] == run.metric
+    assert entry["gain"] == pytest.approx(1 / run.ratio) and entry["interval"] == pytest.approx(list(run.speedup_interval))
+    assert main(["status", str(sweep_dir)]) == 0
+    text = capsys.readouterr().out
+    line = next(x for x in text.splitlines() if x.strip().startswith("unroll_wins"))
+    shown = speedup_text(run.speedup, run.speedup_interval)
+    assert shown in line and f"({run.metric})" in line and shown in md
+    assert next(x for x in text.splitlines() if x.strip().startswith("broken")).split()[1] == FAILED
 
 
 def test_progress_on_a_terminal_and_as_a_plain_log(tmp_path):

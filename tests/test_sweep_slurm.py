@@ -35,7 +35,7 @@ from rocm_perf.sweep.targets import discover_targets
 
 SCRIPTS = ROOT / "tests" / "slurm"
 COORDINATOR = "import sys; from rocm_perf.cli import main; sys.exit(main(sys.argv[1:]))"
-# Small everything: the machine has 2 cores (README: the slurm executor's tests).
+# Small everything: the machine has 2 cores (docs/commands/sweep.md: the slurm executor's tests).
 QUICK = ('max_trials = 1\nrounds = 2\nmax_rounds = 2\naa_rounds = 2\ncompile_check = "off"\n'
          'metric = "median-path"\ncounters = "off"\n')
 

@@ -55,7 +55,7 @@ def test_a_counter_value_that_is_not_a_number_names_the_line(tmp_path, capsys):
     with open(path, "w", newline="") as f:
         csv.writer(f).writerows(rows)
     err = _one_error_line(capsys, ["analyze", str(path), "--arch", "gfx942"])
-    assert f"{path}: line 3: Counter_Value of SQ_WAVES is not a number ('lots')" in err
+    assert f"{path}: line 3: Counter_Value of SQ_WAVES is 'lots', not a number" in err
 
 
 # ---- rocpd pmc tables ---------------------------------------------------------------------------

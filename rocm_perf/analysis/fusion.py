@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rocm_perf.analysis.dag import _launch_rows
+from rocm_perf.analysis.dag import launch_rows
 from rocm_perf.trace.model import UNKNOWN, Trace
 
 DEFAULT_SHORT_NS = 10_000
@@ -75,7 +75,7 @@ def fuse_opportunities(
     if n < 2:
         return []
     duration = trace.end - trace.start
-    launch = _launch_rows(trace)
+    launch = launch_rows(trace)
     api = trace.api
     call_ns = np.where(launch >= 0, (api.end - api.start)[np.maximum(launch, 0)], -1) if api is not None and len(api) \
         else np.full(n, -1, np.int64)

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import functools
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+try:
+    import tomllib  # novermin: Python 3.11+; tomli below is the same parser for 3.10
+except ModuleNotFoundError:
+    import tomli as tomllib
 
 from rocm_perf.analysis.counter_formula import Formula, parse_formula
 from rocm_perf.errors import RocmPerfError

@@ -11,9 +11,12 @@ line range holds it; lines outside every loop are counted as such.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+try:
+    import tomllib  # novermin: Python 3.11+; tomli below is the same parser for 3.10
+except ModuleNotFoundError:
+    import tomli as tomllib
 
 import numpy as np
 

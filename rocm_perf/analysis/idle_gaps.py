@@ -23,7 +23,7 @@ from rocm_perf.analysis.dag import (
     DEVICE_SYNC_CALLS,
     EVENT_SYNC_CALLS,
     STREAM_SYNC_CALLS,
-    _launch_rows,
+    launch_rows,
     is_host_synchronous_copy,
 )
 from rocm_perf.trace.model import UNKNOWN, Trace
@@ -83,7 +83,7 @@ def _host_calls(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     is_copy = copy_name[api.name] if len(names) else np.zeros(len(api), bool)
     sync_ends = np.sort(api.end[is_sync])
     copy_starts, copy_ends = api.start[is_copy], api.end[is_copy]
-    launch = _launch_rows(trace)
+    launch = launch_rows(trace)
     launch_time = np.where(launch >= 0, api.start[np.maximum(launch, 0)], UNKNOWN)
     return sync_ends, copy_starts, copy_ends, launch_time
 

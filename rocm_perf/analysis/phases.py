@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rocm_perf.analysis.dag import _launch_rows
+from rocm_perf.analysis.dag import launch_rows
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.model import MARK, PROCESS_RANGE, UNKNOWN, Markers, Trace
 
@@ -176,7 +176,7 @@ def _launches(trace: Trace, notes: list[str]) -> tuple[np.ndarray, np.ndarray, s
     tid = trace.tid.copy() if trace.tid is not None else np.full(n, UNKNOWN, np.int64)
     time = trace.start.copy()
     how = "kernel start on its launching thread (no API trace)"
-    launch = _launch_rows(trace)
+    launch = launch_rows(trace)
     matched = launch >= 0
     if trace.api is not None and matched.any():
         tid[matched] = trace.api.tid[launch[matched]]

@@ -99,6 +99,18 @@ class Backend(ABC):
         """Why this backend cannot collect hardware counters (one line)."""
         return f"the {self.name} backend has no hardware counters: --counters needs the rocm backend (rocprofv3 on an AMD GPU)"
 
+    def keeping_copies(self, limit_bytes: int) -> "Backend":
+        """This backend as runs use it whose device-to-host copies are compared within a tolerance:
+        the bytes of each copy kept (at most `limit_bytes` per process) for `take_kept_copies`. A backend
+        that cannot keep them returns itself (its `take_kept_copies` says None)."""
+        return self
+
+    def take_kept_copies(self, out_dir: Path) -> "list | None":
+        """The device-to-host copies a profiled run into `out_dir` kept (backends/host_copies.KeptCopy,
+        in call order), their files removed from `out_dir` once read; None when this backend keeps
+        none (rocprofv3 records no copy contents)."""
+        return None
+
     def evidence_backend(self) -> "Backend | None":
         """A backend like this one whose builds and runs also record where in the kernels the time
         goes (program-counter samples), for a few rounds that locate time rather than measure it;

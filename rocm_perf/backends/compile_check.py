@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rocm_perf import process
+from rocm_perf.disk_space import check_space
 from rocm_perf.backends.hipcc import amd_build_env, find_hipcc
 from rocm_perf.clang_resources import ROCTX_DECLARATIONS
 from rocm_perf.backends.compiler_output import first_errors
@@ -284,6 +285,7 @@ def _compile_in(
         return report
     output = done.stderr + "\n" + done.stdout
     if done.returncode != 0:
+        check_space(workdir, output)  # a full disk is not a compile error
         report.errors = first_errors(output) or process.last_lines(output)
         return report
     report.ok = True

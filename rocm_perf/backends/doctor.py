@@ -14,7 +14,7 @@ from rocm_perf.backends.environment import capture_environment
 from rocm_perf.backends.gpu_agents import find_gpu_agents
 from rocm_perf.backends.hipcc import amd_env, find_hipcc
 from rocm_perf.backends.rocprofv3 import find_rocprofv3
-from rocm_perf.clang_resources import find_resource_dir
+from rocm_perf.clang_resources import find_resource_dir, install_hint
 from rocm_perf.errors import RocmPerfError
 
 INSTALL_HIPCC = "sudo apt-get install -y hipcc libamdhip64-dev rocm-device-libs"
@@ -53,28 +53,34 @@ def gather_checks() -> list[Check]:
     checks += [_cxxfilt(), _symbolizer(), _cmake()]
     checks += slurm_checks()
     checks += _host_clocks()
+    checks += _isolate()
     return checks
 
 
 def run_doctor(*, as_json: bool = False) -> int:
     """Print the checks (text or JSON); 0 when at least the host backend works, else 1."""
     checks = gather_checks()
-    host_ok = any(c.area == "backends" and c.name == "host" and c.ok for c in checks)
+    host_ok = _host_works(checks)
     if as_json:
-        env = capture_environment()
-        print(
-            json.dumps(
-                {
-                    "host_backend_works": host_ok,
-                    "checks": [asdict(c) for c in checks],
-                    "machine": {k: env[k] for k in ("hostname", "kernel_release", "os", "cpu", "container", "rocm_perf_version", "python")},
-                },
-                indent=2,
-            )
-        )
+        print(json.dumps(doctor_json(checks), indent=2))
     else:
         print(format_checks(checks))
     return 0 if host_ok else 1
+
+
+def _host_works(checks: list[Check]) -> bool:
+    return any(c.area == "backends" and c.name == "host" and c.ok for c in checks)
+
+
+def doctor_json(checks: list[Check] | None = None) -> dict:
+    """What `doctor --json` prints (the MCP `doctor` tool): every check, and the machine."""
+    checks = gather_checks() if checks is None else checks
+    env = capture_environment()
+    return {
+        "host_backend_works": _host_works(checks),
+        "checks": [asdict(c) for c in checks],
+        "machine": {k: env[k] for k in ("hostname", "kernel_release", "os", "cpu", "container", "rocm_perf_version", "python")},
+    }
 
 
 def format_checks(checks: list[Check]) -> str:
@@ -209,7 +215,7 @@ def _libclang() -> list[Check]:
     try:
         checks.append(Check("source analysis", "clang resource dir", True, str(find_resource_dir())))
     except RocmPerfError as e:
-        checks.append(Check("source analysis", "clang resource dir", False, str(e), INSTALL_CLANG))
+        checks.append(Check("source analysis", "clang resource dir", False, str(e), f"{install_hint()}  (or {INSTALL_CLANG})"))
     return checks
 
 
@@ -289,6 +295,20 @@ def _host_clocks() -> list[Check]:
                          else f"block workers can be pinned to one of CPUs {','.join(map(str, allowed))} each "
                          f"(ROCM_PERF_HOST_PIN=1), so optimize runs a pair's two builds together on one CPU "
                          "(--pairing auto)")))
+    return checks
+
+
+def _isolate() -> list[Check]:
+    """What `rocm-perf isolate` can capture here, and whether rocprofv3 replays a dispatch itself."""
+    from rocm_perf.backends.rocm_capture import interposer_status, replay_mode_status
+
+    area = "isolate"
+    checks = [Check(area, "host capture", True, "the host runtime captures a dispatch, its device memory at reproducible "
+                                               "addresses (one region at a fixed base); reproducers replay it")]
+    ok, detail = interposer_status()
+    checks.append(Check(area, "rocm capture", ok, detail, None if ok else INSTALL_HIPCC))
+    ok, detail = replay_mode_status()
+    checks.append(Check(area, "rocprofv3 kernel replay", ok, detail))
     return checks
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from rocm_perf.backends.base import Backend, Program, ProfileResult
 from rocm_perf.backends.host_trace import read_host_log
 from rocm_perf.backends.host_sources import include_dirs_from_flags, prepare_unit
+from rocm_perf.disk_space import check_space
 from rocm_perf.process import run
 from rocm_perf.errors import RocmPerfError
 
@@ -112,6 +113,25 @@ class HostBackend(Backend):
         if sample_hz < 1 or sample_hz > 100000:
             raise RocmPerfError(f"host sampling rate must be 1-100000 samples/s, got {sample_hz}")
         self.sample_hz = int(sample_hz)
+        self.copies_limit = 0  # bytes of device-to-host copies kept per process (keeping_copies); 0: none
+
+    def keeping_copies(self, limit_bytes: int) -> "HostBackend":
+        """The same backend with each run's device-to-host copies kept (rocm_perf_host/kept_copies.h)."""
+        keeping = copy.copy(self)
+        keeping.copies_limit = int(limit_bytes)
+        return keeping
+
+    def take_kept_copies(self, out_dir: Path) -> list:
+        """The copies a run into `out_dir` kept (backends/host_copies.py), their bytes' files then
+        removed (a round's copies can be hundreds of MiB); [] when none was kept."""
+        from rocm_perf.backends.host_copies import read_kept_copies
+
+        if not self.copies_limit:
+            return []
+        copies = read_kept_copies(out_dir)
+        for kept in Path(out_dir).glob("host_copies_*.bin"):
+            kept.unlink()
+        return copies
 
     def pairs_together_refusal(self) -> str:
         """Pairs run together only where block workers may be pinned: unpinned, the two builds would
@@ -140,7 +160,7 @@ class HostBackend(Backend):
         except RocmPerfError:
             return None
         return HostBackend(self.threads, serial=self.serial, compiler=self.compiler, sample=True,
-                           sample_hz=HEAT_SAMPLE_HZ, pin=self.pin, warp_size=self.warp_size)
+                           sample_hz=HEAT_SAMPLE_HZ, pin=self.pin, warp_size=self.warp_size)  # copies not kept: untimed rounds
 
     def warp_flags(self) -> list[str]:
         """Compiler flags that set the emulated wavefront size (none for the default 64)."""
@@ -184,15 +204,16 @@ class HostBackend(Backend):
         debug = ["-g"] if self.sample and not any(f.startswith("-g") for f in user_flags) else []
         argv = [self.compiler, *DEFAULT_FLAGS, *debug, *self.warp_flags(), *unit.runtime_defines, "-I", str(RUNTIME_DIR), "-I",
                 str(source.parent), *user_flags, "-x", "c++", str(unit.compile_path), "-x", "none", "-o",
-                str(executable), *LINK_FLAGS]
+                str(executable), *LINK_FLAGS, *unit.link_libraries]
         done = run(argv, timeout=timeout, log=log)
         if done.timed_out:
             raise RocmPerfError(f"{source}: the host build timed out after {timeout:g} s (log: {log})")
         if done.returncode != 0:
+            check_space(out_dir, done.stderr + done.stdout)  # a full disk is not a compile error
             raise RocmPerfError(f"{source}: the host build failed:\n{first_errors(done.stderr)}\n(full log: {log})")
         return Program(executable=executable, source=source, backend=self.name, flags=user_flags, build_log=log)
 
-    def environment(self, log_path: Path, samples_path: Path | None = None) -> dict[str, str]:
+    def environment(self, log_path: Path, samples_path: Path | None = None, copies_path: Path | None = None) -> dict[str, str]:
         """The variables that configure the runtime for one profiled run."""
         env = {
             "ROCM_PERF_HOST_LOG": str(log_path),
@@ -203,6 +224,9 @@ class HostBackend(Backend):
         }
         if self.sample:
             env["ROCM_PERF_HOST_SAMPLE_HZ"] = str(self.sample_hz)
+        if self.copies_limit and copies_path is not None:  # kept_copies.h
+            env["ROCM_PERF_HOST_COPIES"] = str(copies_path)
+            env["ROCM_PERF_HOST_COPIES_LIMIT"] = str(self.copies_limit)
         return env
 
     def profile(
@@ -221,9 +245,10 @@ class HostBackend(Backend):
         tag = uuid.uuid4().hex[:8]
         log_template = out_dir / f"host_trace_{tag}_%pid%.jsonl"
         samples_template = out_dir / f"host_samples_raw_{tag}_%pid%.jsonl"
+        copies_template = out_dir / f"host_copies_{tag}_%pid%.bin"
         run_log = out_dir / "run.log"
         done = run([str(a) for a in argv], timeout=timeout, cwd=cwd,
-                   env={**(env or {}), **self.environment(log_template, samples_template)}, log=run_log)
+                   env={**(env or {}), **self.environment(log_template, samples_template, copies_template)}, log=run_log)
         if self.sample:
             self._symbolize(argv, out_dir, tag, run_log)
         databases: list[Path] = []

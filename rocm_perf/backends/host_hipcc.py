@@ -24,6 +24,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocm_perf.backends.host_libraries import AS_NEEDED, replaced_link_option
+from rocm_perf.backends.host_libraries import link_flags as library_link_flags
 from rocm_perf.errors import RocmPerfError
 
 RUNTIME_DIR = Path(__file__).resolve().parent / "host_runtime"
@@ -84,6 +86,7 @@ class Invocation:
     verbose: bool = False
     std_given: bool = False
     static_library: bool = False  # --emit-static-lib: archive the objects into -o
+    libraries: set[str] = field(default_factory=set)  # HIP libraries the compiled units include (host_libraries.py)
 
 
 def expand_response_files(argv: list[str], depth: int = 0) -> list[str]:
@@ -164,6 +167,11 @@ def parse(argv: list[str], cwd: Path) -> Invocation:
         elif a in HIP_LIBRARIES:
             pass
         elif a in ("-l",) and i + 1 < len(args) and f"-l{args[i + 1]}" in HIP_LIBRARIES:
+            i += 1
+        elif replaced_link_option(a) is not None:
+            inv.link_flags += replaced_link_option(a)  # a HIP library: header-only here, or its CPU stand-in
+        elif a == "-l" and i + 1 < len(args) and replaced_link_option(f"-l{args[i + 1]}") is not None:
+            inv.link_flags += replaced_link_option(f"-l{args[i + 1]}")
             i += 1
         elif a in ("-I", "-isystem", "-iquote", "-idirafter"):
             d = value(a)
@@ -260,17 +268,38 @@ def compile_source(source: Path, language: str, obj: str | None, inv: Invocation
     stop = [inv.stop_after] if inv.stop_after in ("-c", "-E", "-S") else ([] if inv.stop_after else ["-c"])
     if language == "c":
         return subprocess.call([cc, *inv.compile_flags, *stop, str(source), *out], cwd=cwd)
-    unit = prepare_unit(source, work, include_dirs=inv.include_dirs, quote_dirs=inv.quote_dirs, runtime_dir=RUNTIME_DIR)
+    from rocm_perf.backends import host_outside
+
+    tracking = host_outside.active() and inv.stop_after in (None, "-c")  # a project build's copy (optimize/outside.py)
+
+    def needs() -> None:
+        if tracking:
+            host_outside.report_needs([source], inv.compile_flags, inv.include_dirs, inv.quote_dirs, cwd, work,
+                                      RUNTIME_DIR, cxx)
+
+    try:
+        unit = prepare_unit(source, work, include_dirs=inv.include_dirs, quote_dirs=inv.quote_dirs, runtime_dir=RUNTIME_DIR)
+    except RocmPerfError:
+        needs()
+        raise
+    inv.libraries |= unit.libraries
     std = [] if inv.std_given else ["-std=c++17"]
+    own_deps = ["-MMD", "-MF", str(work / "outside.d")] if tracking and not inv.writes_deps else []
     argv = [cxx, *std, *_warp_flags(inv), *unit.runtime_defines, "-I", str(RUNTIME_DIR), "-iquote", str(source.parent), *inv.compile_flags,
-            "-include", "hip/hip_runtime.h", *stop, "-x", "c++", str(unit.compile_path), *out]
+            *own_deps, "-include", "hip/hip_runtime.h", *stop, "-x", "c++", str(unit.compile_path), *out]
     status = subprocess.call(argv, cwd=cwd)
+    if status != 0:
+        needs()
+    elif tracking and own_deps:
+        host_outside.report_reads(work / "outside.d", cwd, source)
     if status == 0 and (inv.writes_deps or inv.stop_after in ("-M", "-MM")):
         replacements = {str(shadow): str(original) for original, shadow in unit.shadowed.items()}
         replacements[str(unit.compile_path)] = str(source)
         dep = inv.dep_file or (str(Path(obj).with_suffix(".d")) if obj else None)
         if dep and inv.writes_deps:
             _rewrite_depfile(cwd / dep, replacements)
+            if tracking:
+                host_outside.report_reads(cwd / dep, cwd, source)
     return status
 
 
@@ -322,7 +351,8 @@ def run(argv: list[str], cwd: Path | None = None) -> int:
                 raise RocmPerfError("rocm-perf hipcc: --emit-static-lib needs -o LIBRARY.a")
             (cwd / inv.output).unlink(missing_ok=True)
             return subprocess.call([os.environ.get("AR", "ar"), "rcs", inv.output, *objects, *inv.link_inputs], cwd=cwd)
-        link = [cxx, *objects, *inv.link_inputs, "-o", inv.output or "a.out", *inv.link_flags, *LINK_FLAGS]
+        link = [cxx, *objects, *inv.link_inputs, "-o", inv.output or "a.out", *inv.link_flags, *LINK_FLAGS,
+                *library_link_flags(inv.libraries), *AS_NEEDED]
         return subprocess.call(link, cwd=cwd)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -19,6 +19,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocm_perf.backends.host_libraries import compile_flags as library_compile_flags
+from rocm_perf.backends.host_libraries import link_flags as library_link_flags
+from rocm_perf.backends.host_libraries import used_libraries
 from rocm_perf.backends.launch_prepass import blank_literals, prepass, template_kernels
 from rocm_perf.errors import RocmPerfError
 
@@ -52,12 +55,16 @@ class PreparedUnit:
     launches: int
     dynamic_shared: int
     warp_ops: bool = True  # whether any file of the unit names a warp-level operation (see WARP_OPS)
+    libraries: set[str] = field(default_factory=set)  # the HIP libraries it includes (host_libraries.py)
+    library_flags: list[str] = field(default_factory=list)  # what compiling against them needs
+    link_libraries: list[str] = field(default_factory=list)  # what a program of this unit links, after its objects
 
     @property
     def runtime_defines(self) -> list[str]:
         """Compiler flags the unit's runtime build needs: a unit with no warp-level operation runs
-        its barrier-free blocks without the per-thread check for one (runtime.h)."""
-        return [] if self.warp_ops else ["-DROCM_PERF_HOST_NO_WARP_OPS=1"]
+        its barrier-free blocks without the per-thread check for one (runtime.h); a unit that uses
+        a HIP library, that library's (host_libraries.py)."""
+        return ([] if self.warp_ops else ["-DROCM_PERF_HOST_NO_WARP_OPS=1"]) + self.library_flags
 
 
 # Names through which a kernel reaches a warp-level operation of the runtime (rocm_perf_host/
@@ -176,6 +183,7 @@ def prepare_unit(source: Path, out_dir: Path, *, include_dirs: list[Path], quote
     out_dir.mkdir(parents=True, exist_ok=True)
     compile_path = out_dir / f"{source.stem}.host.cpp"
     compile_path.write_text(written(files[source]), encoding="utf-8")
+    libraries = used_libraries(f.text for f in files.values())
     return PreparedUnit(
         compile_path=compile_path,
         shadowed={p: shadow_of[p] for p in sorted(shadowed)},
@@ -183,6 +191,9 @@ def prepare_unit(source: Path, out_dir: Path, *, include_dirs: list[Path], quote
         launches=launches,
         dynamic_shared=shared,
         warp_ops=any(WARP_OPS.search(f.masked) for f in files.values()),
+        libraries=libraries,
+        library_flags=library_compile_flags(libraries),
+        link_libraries=library_link_flags(libraries),
     )
 
 

@@ -7,6 +7,7 @@ from functools import cached_property
 from pathlib import Path
 
 from rocm_perf import process
+from rocm_perf.disk_space import check_space
 from rocm_perf.backends.base import Backend, Program, ProfileResult
 from rocm_perf.backends.compiler_output import first_errors
 from rocm_perf.backends.gpu_agents import GpuAgent, find_gpu_agents
@@ -95,6 +96,7 @@ class RocmBackend(Backend):
             raise RocmPerfError(f"{source}: hipcc timed out after {timeout:g} s (log: {log})")
         if done.returncode != 0 or not executable.is_file():
             output = done.stderr + "\n" + done.stdout
+            check_space(out_dir, output)  # a full disk is not a compile error
             errors = first_errors(output) or process.last_lines(output)
             raise RocmPerfError(f"{source}: hipcc failed (log: {log}):\n{errors}")
         return Program(executable=executable, source=source, backend=self.name, flags=argv[1:-3], build_log=log)

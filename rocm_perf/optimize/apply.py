@@ -1,11 +1,11 @@
 """`rocm-perf apply`: write a run's accepted result to the user's file (a project run: to each
-changed file of the project), only if it is still the one the run started from (same sha256),
-atomically, with a backup; or print a patch."""
+changed file of the project; a reproducer's run: to the original program's source, once the whole
+program confirmed it), only if it is still the one the run started from (same sha256), atomically,
+with a backup; or print a patch."""
 
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 from pathlib import Path
 
@@ -65,34 +65,130 @@ def _apply_project(run_dir: Path, ledger, trial: str | None, patch: bool) -> int
     if all(current[rel] == after for rel, _, after in changes):
         print(f"{root}: already holds {what}")
         return 0
-    moved = [rel for rel, _, _ in changes if hashlib.sha256(current[rel]).hexdigest() != recorded.get(rel)]
+    # A file that already holds its result was written by an apply killed before it wrote them all:
+    # it is neither moved nor backed up again (its .orig holds the original already).
+    pending = [(rel, after) for rel, _, after in changes if current[rel] != after]
+    moved = [rel for rel, _ in pending if hashlib.sha256(current[rel]).hexdigest() != recorded.get(rel)]
     if moved:
         raise RocmPerfError(
             f"{root}: {', '.join(moved)} changed since the run started; refusing to overwrite (nothing was written). "
             f"Use `rocm-perf apply {run_dir} --patch` for a diff to merge")
     written: list[str] = []
     try:
-        for rel, _, after in changes:
+        for rel, _ in pending:
             path = root / rel
             write_atomic(path.with_name(f"{path.name}.{run_dir.name}.orig"), current[rel])
-        for rel, _, after in changes:
+        for rel, after in pending:
             path = root / rel
-            mode = path.stat().st_mode & 0o7777
-            write_atomic(path, after)
-            os.chmod(path, mode)
+            write_atomic(path, after, mode=path.stat().st_mode & 0o7777)
             written.append(rel)
     except OSError as e:
         for rel in written:  # all or none
             write_atomic(root / rel, current[rel])
         raise RocmPerfError(f"{root}: cannot write ({e.strerror or e}); the project's files are as they were") from e
-    for rel in written:
+    for rel, _, _ in changes:
         print(f"{root / rel}: wrote {what}; the original is in {root / rel}.{run_dir.name}.orig")
     return 0
+
+
+def _holds_change(part_before: bytes, part_after: bytes, current: bytes) -> bool:
+    """Whether `current` holds the change from `part_before` to `part_after` already (the change back carries onto it)."""
+    from rocm_perf.reproducer import carry_change
+
+    try:
+        carry_change(part_after, part_before, current)
+    except RocmPerfError:
+        return False
+    return True
+
+
+def _apply_replay(run_dir: Path, ledger, trial: str | None, patch: bool) -> int:
+    """A reproducer's run: its result carried from the reproducer's kernel file into the original
+    source (line for line, reproducer.carry_change), written only once the whole program confirmed
+    it (stages/whole_program.py) and only if the original is still what the kernel was captured from."""
+    from rocm_perf.reproducer import carry_change
+
+    replay = ledger.get("replay")
+    origin = replay["origin"]
+    user_file = Path(origin["path"])
+    bases = ledger.baselines()
+    if not bases:
+        raise RocmPerfError(f"{run_dir}: the run has no baseline yet; nothing to apply")
+    if trial is not None and not patch:
+        raise RocmPerfError(f"{run_dir}: --trial: only the run's whole result is confirmed on the whole program; "
+                            "use --patch for a diff of part of it")
+    chosen, what = _chosen_baseline(run_dir, ledger, trial)
+    try:
+        current = user_file.read_bytes()
+    except OSError as e:
+        raise RocmPerfError(f"{user_file}: cannot read ({e.strerror or e})") from e
+    part_before, part_after = (run_dir / bases[0].source_path).read_bytes(), (run_dir / chosen.source_path).read_bytes()
+    try:
+        target = carry_change(part_before, part_after, current, what=str(user_file))
+    except RocmPerfError:
+        if not _holds_change(part_before, part_after, current):
+            raise
+        target = current
+    if patch:
+        sys.stdout.write(unified_diff(current.decode(errors="replace"), target.decode(errors="replace"), origin["rel"]))
+        return 0
+    if current == target:
+        print(f"{user_file}: already holds {what}")
+        return 0
+    whole = ledger.get("whole_program") or {}
+    if whole.get("verdict") != "confirmed":
+        why = f"{whole.get('verdict', 'not checked')}" + (f": {whole['detail']}" if whole.get("detail") else "")
+        raise RocmPerfError(f"{run_dir}: the replay's result was not confirmed on the whole program ({why}); nothing was "
+                            f"written. `rocm-perf apply {run_dir} --patch` prints it")
+    if hashlib.sha256(current).hexdigest() != origin["sha256"]:
+        raise RocmPerfError(f"{user_file}: changed since the kernel was captured from it; refusing to overwrite. Use "
+                            f"`rocm-perf apply {run_dir} --patch` for a diff to merge")
+    backup = user_file.with_name(f"{user_file.name}.{run_dir.name}.orig")
+    try:
+        write_atomic(backup, current)
+        mode = user_file.stat().st_mode & 0o7777
+        write_atomic(user_file, target, mode=mode)
+    except OSError as e:
+        raise RocmPerfError(f"{user_file}: cannot write ({e.strerror or e}); the file is unchanged") from e
+    print(f"{user_file}: wrote {what} (confirmed on the whole program); the original is in {backup}")
+    return 0
+
+
+def _source_patch(user_file: Path, original: bytes, target: bytes) -> str:
+    try:
+        shown = user_file.relative_to(Path.cwd())
+    except ValueError:
+        shown = user_file
+    return unified_diff(original.decode(errors="replace"), target.decode(errors="replace"), str(shown))
+
+
+def accepted_patch(run_dir: Path, trial: str | None = None) -> str:
+    """The unified diff `apply --patch` prints for the run (a project run: relative to its root),
+    without writing anything; empty when nothing was accepted."""
+    ledger = open_ledger(run_dir)
+    try:
+        if not ledger.baselines():
+            return ""
+        if ledger.get("project"):
+            chosen, _ = _chosen_baseline(run_dir, ledger, trial)
+            sources = ledger.get("project")["sources"]
+            return project_diff(changed_files(run_dir / ledger.baselines()[0].source_path, run_dir / chosen.source_path,
+                                              sources))
+        original = (run_dir / ledger.baselines()[0].source_path).read_bytes()
+        target, _ = _target_source(run_dir, ledger, trial)
+        return "" if target == original else _source_patch(Path(ledger.get("source_path")), original, target)
+    finally:
+        ledger.close()
 
 
 def run_apply(run: Path, trial: str | None = None, patch: bool = False, out_root: Path = Path("runs")) -> int:
     run_dir = find_run(out_root, str(run))
     ledger = open_ledger(run_dir)
+    if ledger.get("replay"):
+        try:
+            return _apply_replay(run_dir, ledger, trial, patch)
+        finally:
+            ledger.close()
     if ledger.get("project"):
         try:
             return _apply_project(run_dir, ledger, trial, patch)
@@ -106,11 +202,7 @@ def run_apply(run: Path, trial: str | None = None, patch: bool = False, out_root
     finally:
         ledger.close()
     if patch:
-        try:
-            shown = user_file.relative_to(Path.cwd())
-        except ValueError:
-            shown = user_file
-        sys.stdout.write(unified_diff(original.decode(errors="replace"), target.decode(errors="replace"), str(shown)))
+        sys.stdout.write(_source_patch(user_file, original, target))
         return 0
     try:
         current = user_file.read_bytes()
@@ -127,10 +219,9 @@ def run_apply(run: Path, trial: str | None = None, patch: bool = False, out_root
         )
     backup = user_file.with_name(f"{user_file.name}.{run_dir.name}.orig")
     try:
-        write_atomic(backup, current)
         mode = user_file.stat().st_mode & 0o7777
-        write_atomic(user_file, target)
-        os.chmod(user_file, mode)
+        write_atomic(backup, current, mode=mode)
+        write_atomic(user_file, target, mode=mode)  # a kill leaves the original or the result, with its mode
     except OSError as e:
         raise RocmPerfError(f"{user_file}: cannot write ({e.strerror or e}); the file is unchanged") from e
     print(f"{user_file}: wrote {what}; the original is in {backup}")

@@ -11,6 +11,7 @@ from pathlib import Path
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.optimize import acceptance as acc
 from rocm_perf.optimize.alternatives import INTRO as ALTERNATIVES_INTRO, alternatives
+from rocm_perf.optimize.change_summary import diff_size, size_text, trial_hunks
 from rocm_perf.optimize.close_calls import close_call, measured_phase, resettled_words, settle_words, unproven
 from rocm_perf.optimize.confirmation import confirmation_test
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, COMBINATION, Ledger, Trial
@@ -53,9 +54,11 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
     accepted = [t for t in trials if t.status == "accepted"]
     return {
         "run": run_dir.name,
+        "command": ledger.get("command") or "optimize",  # or try (optimize/try_command.py)
         "state": state or ledger.state,
         "source": ledger.get("source_path"),
         "project": ledger.get("project"),
+        "outside": outside_summary(run_dir),  # what a project's builds read outside it (optimize/outside.py)
         "source_sha256": ledger.get("source_sha256"),
         "final_sha256": bases[-1].source_sha256 if bases else None,
         "backend": ledger.get("backend"),
@@ -65,7 +68,7 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "metric": decision_metric(ledger),
         "noise_floor": ledger.get("noise_floor"),
         "effective_min_gain": ledger.get("effective_min_gain"),
-        "noise_floor_retakes": ledger.get("noise_floor_retakes") or [],  # from the race's pairs (loop._retake_floor)
+        "noise_floor_retakes": ledger.get("noise_floor_retakes") or [],  # from the race's pairs (stages/screen.py _retake_floor)
         "top_kernels": ledger.get("top_kernels", []),
         "roofline": {"baseline": ledger.get("roofline"), "final": ledger.get("roofline_final"),
                      "skipped": ledger.get("roofline_skipped", [])},
@@ -76,6 +79,9 @@ def build_summary(run_dir: Path, ledger: Ledger, *, state: str | None = None) ->
         "stop_reason": ledger.get("stop_reason"),
         "elapsed_s": ledger.get("elapsed_s"),
         "final_check": ledger.get("final_check"),
+        # A reproducer's run: what was replayed, and the accepted result on the whole program it came from.
+        "replay": ledger.get("replay"),
+        "whole_program": ledger.get("whole_program"),
         # On probed-path: the final check's pairs on cpu-path (yardstick.py), {"metric", interval...}
         "final_check_plain": _final_check_plain(ledger),
         "accepted": [{**_trial_json(t), "resource_deltas": resource_deltas(_resources_of(bases, t.generation), t.resources)}
@@ -134,7 +140,7 @@ def _decision_pairs(rounds, metric: str) -> tuple[list[float], list[float]]:
     for i in range(len(by_pair)):
         pair = by_pair.get(i, {})
         if not pair.get("B") or not pair.get("C"):
-            break  # a failed round ends a trial's pairs (loop._pairs)
+            break  # a failed round ends a trial's pairs (interleaved.pair_values)
         b.append(float(pair["B"]))
         c.append(float(pair["C"]))
     return b, c
@@ -150,7 +156,7 @@ def _final_check_plain(ledger: Ledger) -> dict | None:
 
 
 def search_summary(ledger: Ledger, trials: list[Trial]) -> dict:
-    """How the candidates were searched: planned, built, duplicates, raced, carried (optimize/loop.py)."""
+    """How the candidates were searched: planned, built, duplicates, raced, carried (optimize/stages/)."""
     built = [t for t in trials if t.build_key]
     race = ledger.get("race") or {}
     return {
@@ -165,7 +171,7 @@ def search_summary(ledger: Ledger, trials: list[Trial]) -> dict:
 
 
 def retake_text(retakes: list[dict] | None) -> str:
-    """The last re-take of the noise floor (loop._retake_floor's ledger records) in words; '' for none."""
+    """The last re-take of the noise floor (stages/screen.py _retake_floor's ledger records) in words; '' for none."""
     if not retakes:
         return ""
     record = retakes[-1]
@@ -186,7 +192,7 @@ def decision_metric(ledger: Ledger) -> dict:
 
 
 def metric_choice_text(record: dict) -> str:
-    """How --metric auto chose among its clock paths (loop._choose_metric, loop._recheck_metric);
+    """How --metric auto chose among its clock paths (stages/noise_floor.py choose_metric, stages/screen.py _recheck_metric);
     "" when the metric was settled before the run."""
     aa = record.get("aa_spreads")
     if not (record.get("steadier_of") or record.get("fit_exponent")) or not aa:
@@ -233,7 +239,9 @@ def _trial_json(t: Trial) -> dict:
     return {"id": t.id, "kernel": t.kernel, "loop": t.loop_id, "rule": t.rule, "factor": t.factor,
             "status": t.status, "reason": t.reason, "detail": t.detail, "evidence": t.evidence,
             "resources": t.resources, "diff": t.diff, "generation": t.generation, "file": t.file, "label": t.label,
-            "ordering": t.ordering, "components": t.components}
+            "ordering": t.ordering, "components": t.components,
+            # Where it came from (optimize/proposers/): the rules, a patch (its file, sha256 and diff), a tunable's values.
+            "proposer": t.proposer, "provenance": t.provenance}
 
 
 def before_after(run_dir: Path) -> dict | None:
@@ -255,10 +263,20 @@ def before_after(run_dir: Path) -> dict | None:
         return {"error": str(e)}
 
 
+def add_change_summaries(run_dir: Path, ledger: Ledger, summary: dict) -> dict:
+    """Each accepted change's diff hunk by hunk with what each does, and its size (change_summary.py:
+    it parses the baselines, so the run list of `review` does without)."""
+    for t in summary["accepted"]:
+        trial = ledger.trial(t["id"])
+        t["hunks"] = [h.to_json() for h in trial_hunks(run_dir, ledger, trial)]
+        t["diff_size"] = diff_size(t["diff"])
+    return summary
+
+
 def write_artifacts(run_dir: Path, ledger: Ledger, *, state: str | None = None) -> dict:
     """accepted.diff, final.cu, summary.json, report.md in run_dir; returns the summary."""
     bases = ledger.baselines()
-    summary = build_summary(run_dir, ledger, state=state)
+    summary = add_change_summaries(run_dir, ledger, build_summary(run_dir, ledger, state=state))
     summary["before_after"] = before_after(run_dir)
     project = ledger.get("project")
     if bases and project:
@@ -283,8 +301,30 @@ def write_artifacts(run_dir: Path, ledger: Ledger, *, state: str | None = None) 
     return summary
 
 
+def outside_summary(run_dir: Path) -> dict | None:
+    """The run's outside files (None without any): names, what compiles read, their digest, and
+    which of the user's originals differ now from what the builds saw."""
+    from rocm_perf.optimize.outside import STORE, OutsideStore
+
+    if not (Path(run_dir) / STORE / "manifest.json").is_file():
+        return None
+    store = OutsideStore.open(run_dir, Path(run_dir))
+    return store.summary() if store.files else None
+
+
+def outside_line(outside: dict) -> str:
+    """The report's line on files read outside the project."""
+    files = outside["files"]
+    shown = ", ".join(f"`{f}`" for f in files[:6]) + (f" and {len(files) - 6} more" if len(files) > 6 else "")
+    changed = outside.get("changed_since") or []
+    state = (f"{len(changed)} of them changed in your checkout since they were copied: the builds used the copies"
+             if changed else "unchanged in your checkout (sha256)")
+    return (f"- outside the project: {len(files)} file(s) the build reads, copied read-only beside every build copy "
+            f"({shown}); {state}, digest {outside['digest'][:12]}")
+
+
 def render_markdown(s: dict) -> str:
-    lines = [f"# rocm-perf optimize: {s['run']}", ""]
+    lines = [f"# rocm-perf {s.get('command') or 'optimize'}: {s['run']}", ""]
     lines += [f"- source: `{s['source']}` (sha256 {str(s['source_sha256'])[:12]})",
               f"- backend: {s['backend']} ({s['device']})" + ("; timings are CPU timings" if s["backend"] == "host" else ""),
               f"- state: {s['state']}" + (f"; stopped because {s['stop_reason']}" if s.get("stop_reason") else ""),
@@ -294,6 +334,9 @@ def render_markdown(s: dict) -> str:
         lines.insert(3, f"- project: built with `{project['build']}`, run with `{project['run']}`; sources "
                         + ", ".join(f"`{rel}`" for rel in project["sources"])
                         + (f"; changed: {', '.join(f'`{rel}`' for rel in s['files_changed'])}" if s.get("files_changed") else ""))
+    outside = s.get("outside")
+    if outside:
+        lines.insert(4, outside_line(outside))
     metric = s.get("metric") or {}
     name = metric.get("name", "critical-path")
     if metric:
@@ -310,6 +353,7 @@ def render_markdown(s: dict) -> str:
         lines.append(f"- original vs final ({name}): ratio {acc.interval_text(s['final_check'])}, "
                      f"speedup {_speedup_text(s['final_check'])}, over {s['final_check'].get('n', 0)} interleaved pairs"
                      + _plain_text(s.get("final_check_plain")))
+    lines += _replay_lines(s)
     lines += _before_after_markdown(s.get("before_after"))
     lines += _roofline_lines(s.get("roofline") or {}, s.get("top_kernels", []))
     lines.append("")
@@ -321,7 +365,8 @@ def render_markdown(s: dict) -> str:
     for t in s["accepted"]:
         conf = t["evidence"].get("confirm", {})
         where = f" in `{t['file']}`" if t.get("file") else ""
-        title = (f"{t['kernel']}{where} loop {t['loop']}, {t['rule']} x{t['factor']}" if t["rule"] != "combination"
+        title = (f"{t['kernel']}{where} loop {t['loop']}, {t['rule']} x{t['factor']}" if t.get("proposer", "rules") == "rules"
+                 and t["rule"] != "combination" else f"{t['label']}{where}" if t["rule"] != "combination"
                  else f"{t['label']}: {t['kernel']} loops {t['loop']}")
         if t.get("components") and t["rule"] != "combination":
             title += f" (trial {t['components'][0]}'s rewrite, carried onto the newer baseline)"
@@ -334,14 +379,13 @@ def render_markdown(s: dict) -> str:
                   + (f"; {resettled_words(t['evidence']['close_call'])}" if t["evidence"].get("close_call") else ""),
                   f"- confirmation: #{conf.get('confirmation', {}).get('k')} of the run, at level "
                   f"{conf.get('confirmation', {}).get('alpha', float('nan')):.4g} (alpha spent across the run)",
-                  f"- outputs: {conf.get('outputs', {}).get('rounds_checked')} timed rounds matched the baseline"
-                  f" (exit 0, {conf.get('outputs', {}).get('digests')} copy digests, standard output)"]
+                  _outputs_line(conf.get("outputs") or {})]
         if t["resources"]:
             deltas = t.get("resource_deltas") or {}
             lines.append("- AMD resources (compile check): " + (
                 "; ".join(f"{k}: " + ", ".join(f"{f} {v[0]} -> {v[1]}" for f, v in d.items()) for k, d in deltas.items())
                 or "unchanged"))
-        lines += ["", "```diff", t["diff"].rstrip(), "```"]
+        lines += _change_markdown(t)
     lines += _close_calls_markdown(s)
     lines += _alternatives_markdown(s)
     if s.get("carried"):
@@ -356,7 +400,62 @@ def render_markdown(s: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _outputs_line(out: dict) -> str:
+    """How an accepted candidate's outputs were judged on its timed rounds."""
+    criterion = out.get("criterion") or "bit-identical"
+    if criterion == "bit-identical":
+        line = (f"- outputs: {out.get('rounds_checked')} timed rounds matched the baseline"
+                f" (exit 0, {out.get('digests')} copy digests, standard output)")
+    else:
+        line = (f"- outputs: {out.get('rounds_checked')} timed rounds within {criterion} of the baseline's (exit 0, "
+                f"the device-to-host copies element by element where kept, numbers in the standard output); worst "
+                f"relative error {float(out.get('worst_rel') or 0):.3g}, absolute {float(out.get('worst_abs') or 0):.3g}")
+    notes = [*out.get("notes", []), *out.get("guard_notes", [])]
+    return line + "".join(f"; {n}" for n in notes)
+
+
 CLOSE_CALLS_SHOWN = 10  # in report.md, best estimate first (summary.json has them all; the terminal the first 3)
+
+
+def replay_words(s: dict) -> tuple[str, str]:
+    """(what a reproducer's run measured, what the whole program said of its result), "" where not a replay."""
+    replay = s.get("replay")
+    if not replay:
+        return "", ""
+    measured = (f"dispatch {replay['dispatch']} of {replay['kernel']} replayed from {replay['reproducer']} "
+                f"({replay['passes']} passes per round), captured from {replay['origin'].get('display')}")
+    whole = s.get("whole_program") or {}
+    verdict = whole.get("verdict", "not checked yet")
+    said = f"{verdict}" + (f": {whole['detail']}" if whole.get("detail") else "")
+    return measured, said
+
+
+def _replay_lines(s: dict) -> list[str]:
+    measured, said = replay_words(s)
+    if not measured:
+        return []
+    lines = [f"- measured on the replay: {measured}; the ratios above are the kernel's time",
+             f"- on the whole program ({(s.get('whole_program') or {}).get('program', s['replay']['origin'].get('path'))}): {said}"]
+    if (s.get("whole_program") or {}).get("verdict") == "confirmed":
+        lines.append(f"- `rocm-perf apply {s['run']}` writes the confirmed change to the original source "
+                     f"(`{(s.get('whole_program') or {}).get('diff', 'whole_program.diff')}` shows it)")
+    elif s["accepted"]:
+        lines.append("- not confirmed on the whole program: `rocm-perf apply` will not write it (`--patch` prints it)")
+    return lines
+
+
+def _change_markdown(t: dict) -> list[str]:
+    """An accepted change as a reviewer reads it: its size, then each hunk under what it does."""
+    hunks = t.get("hunks")
+    if not hunks:
+        return ["", "```diff", t["diff"].rstrip(), "```"]
+    lines = ["", f"Diff: {size_text(t['diff_size'])}."]
+    for h in hunks:
+        what = h["summary"] or [f"lines {h['old_start']}-{h['old_start'] + max(h['old_lines'], 1) - 1}"]
+        lines += [""] + [f"- {line} (+{h['added']} -{h['removed']})" if i == 0 else f"- {line}"
+                         for i, line in enumerate(what)]  # fmt: skip
+        lines += ["", "```diff", h["text"].rstrip(), "```"]
+    return lines
 
 
 def _cell(text: str, limit: int) -> str:
@@ -497,8 +596,11 @@ def _roofline_lines(roofline: dict, top: list[dict]) -> list[str]:
 
 def terminal_summary(s: dict) -> str:
     """The one-screen summary printed at the end of a run (and by `review RUN`)."""
+    measured, said = replay_words(s)
     out = [f"run {s['run']}: {s['state']}, {s['trials']} trials, {len(s['accepted'])} accepted"
-           + (f" (stopped: {s['stop_reason']})" if s.get("stop_reason") else "")]
+           + (" on the replay" if measured else "") + (f" (stopped: {s['stop_reason']})" if s.get("stop_reason") else "")]
+    if measured:
+        out.append(f"  measured on the replay of {measured}")
     name = (s.get("metric") or {}).get("name", "critical-path")
     out.append(f"  decided on {name}: the {(s.get('metric') or {}).get('meaning', name)}")
     if (s.get("metric") or {}).get("pairs"):
@@ -513,8 +615,13 @@ def terminal_summary(s: dict) -> str:
     for t in s["accepted"]:
         conf = t["evidence"].get("confirm", {})
         what = f"{t['rule']} x{t['factor']}" if t["factor"] else t["rule"]  # a combination has no factor
-        out.append(f"  + #{t['id']} {t['kernel']} {t['loop']} {what}: "
-                   f"{_speedup_text(conf.get('critical_path'))} {conf.get('metric', name)}, ratio {acc.interval_text(conf.get('critical_path'))}")
+        who = f"{t['kernel']} {t['loop']} {what}" if t.get("proposer", "rules") == "rules" else t["label"]
+        size = t.get("diff_size") or diff_size(t.get("diff") or "")
+        out.append(f"  + #{t['id']} {who}: "
+                   f"{_speedup_text(conf.get('critical_path'))} {conf.get('metric', name)}, ratio {acc.interval_text(conf.get('critical_path'))}"
+                   f"; diff +{size['added']} -{size['removed']}")
+        for h in t.get("hunks") or []:
+            out += [f"      {line}" for line in h["summary"]]
     by_reason: dict[str, int] = {}
     for t in s["rejected"]:
         by_reason[t["reason"]] = by_reason.get(t["reason"], 0) + 1
@@ -527,6 +634,10 @@ def terminal_summary(s: dict) -> str:
         out.append(f"  = {len(alts)} screened winner{'s' if len(alts) > 1 else ''} of other loops added nothing on top of "
                    f"the accepted change{'s' if len(s['accepted']) > 1 else ''}: alternatives, not extras (report.md)")
     if s.get("final_check"):
-        out.append(f"  original -> final: {_speedup_text(s['final_check'])} {name} (ratio {acc.interval_text(s['final_check'])})"
+        out.append(f"  original -> final{' (the kernel, on the replay)' if measured else ''}: "
+                   f"{_speedup_text(s['final_check'])} {name} (ratio {acc.interval_text(s['final_check'])})"
                    + _plain_text(s.get("final_check_plain")))
+    if measured and s["accepted"]:
+        whole = s.get("whole_program") or {}
+        out.append(f"  the whole program: {_speedup_text(whole.get('critical_path'))} {name}, {said}")
     return "\n".join(out)

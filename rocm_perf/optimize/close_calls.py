@@ -139,7 +139,7 @@ def settle_words(call: dict, pair_seconds: float | None, max_rounds: int) -> str
 
 
 def resettled_words(call: dict) -> str:
-    """How a close call sent to a confirmation (CloseCall.to_json, loop._settle_close_calls) got there, in words."""
+    """How a close call sent to a confirmation (CloseCall.to_json, stages/screen.py settle_close_calls) got there, in words."""
     return (f"stopped {call['reason']} after {call['pairs']} pairs at {float(call['estimate']):.3f} "
             f"(spread {float(call['spread']) * 100:.1f} %) and re-measured as a close call: about "
             f"{math.ceil(float(call['pairs_to_settle']))} pairs would settle it if its ratio held")

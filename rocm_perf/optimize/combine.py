@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.optimize.plan import original_line_of
+from rocm_perf.optimize.plan import original_line_of, original_line_of_loop
 
 
 @dataclass
@@ -46,7 +46,8 @@ def find_loop(analysis, to_original: dict[int, int], loop_key: str):
     its lines mapped back by `to_original` (plan.original_line_of), or None when it is not there as it was."""
     kernel, line = split_key(loop_key)
     return next((lp for lp in analysis.loops if getattr(lp, "kernel", "") == kernel
-                 and to_original.get(int(lp.line)) == line), None)
+                 and to_original.get(int(lp.line)) == line
+                 and original_line_of_loop(analysis, to_original, lp) == line), None)
 
 
 def loop_range(loop) -> tuple[int, int]:

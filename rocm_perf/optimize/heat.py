@@ -92,8 +92,11 @@ class HeatRounds:
     compares."""
 
     def __init__(self, backend, *, program_args: list[str], run_template: str | None, timeout_s: float,
-                 cwd: Path, rounds: int = HEAT_ROUNDS):
+                 cwd: Path, rounds: int = HEAT_ROUNDS, build=None):
+        """`build(backend, source, out_dir, flags, timeout) -> Program`: how the sampled build is made
+        (runners.ProgramRunner.build_with; default the backend's build of the source)."""
         self.backend = backend
+        self.build = build
         self.program_args = list(program_args)
         self.run_template = run_template
         self.timeout_s = timeout_s
@@ -101,14 +104,14 @@ class HeatRounds:
         self.rounds = rounds
 
     @classmethod
-    def like(cls, runner) -> "HeatRounds | None":
+    def like(cls, runner, build=None) -> "HeatRounds | None":
         """Heat rounds run the way `runner` (a measure.ProfiledRounds) runs rounds; None for others."""
         from rocm_perf.optimize.measure import ProfiledRounds
 
         if not isinstance(runner, ProfiledRounds):
             return None
         return cls(runner.backend, program_args=runner.program_args, run_template=runner.run_template,
-                   timeout_s=runner.timeout_s, cwd=runner.cwd)
+                   timeout_s=runner.timeout_s, cwd=runner.cwd, build=build)
 
     def __call__(self, source: Path, out_dir: Path, flags: list[str], *, build_timeout_s: float,
                  write_to: Path | None = None) -> tuple[dict | None, str]:
@@ -119,7 +122,10 @@ class HeatRounds:
         if evidence is None:
             return None, f"no loop heat: the {self.backend.name} backend records no samples by default here"
         try:
-            program = evidence.build(Path(source), Path(out_dir) / "build", flags, timeout=build_timeout_s)
+            if self.build is not None:
+                program = self.build(evidence, Path(source), Path(out_dir) / "build", flags, build_timeout_s)
+            else:
+                program = evidence.build(Path(source), Path(out_dir) / "build", flags, timeout=build_timeout_s)
             started, samples = time.monotonic(), 0.0
             for i in range(max(self.rounds, HEAT_MAX_ROUNDS)):
                 if i >= self.rounds and (time.monotonic() - started > HEAT_MAX_SECONDS or samples >= HEAT_MIN_SAMPLES):

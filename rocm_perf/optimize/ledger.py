@@ -11,6 +11,10 @@ winners, or a carry of them onto a newer baseline).
 `confirming` is the half-done state a resume redoes from its start; a racing candidate keeps its
 complete pairs and goes on from there.
 
+A trial names the proposer it came from (`proposer`: the unroll rules, tunables, a patch; see
+optimize/proposers/) and what that proposer says of it (`provenance`: a patch's file and sha256, a
+tunable's values); a combination or carry of trials names its components' proposer.
+
 Builds (`builds`) are recorded by content (optimize/build_cache.py): a trial names its build by
 `build_key`; a build is never made twice in a run.
 """
@@ -29,7 +33,7 @@ from rocm_perf.sqlite_db import LedgerDB, Migration, Schema
 
 LEDGER_NAME = "ledger.db"
 
-# Version 3. A change to the tables appends a Migration to SCHEMA (sqlite_db.py) and edits this text.
+# Version 4. A change to the tables appends a Migration to SCHEMA (sqlite_db.py) and edits this text.
 _TABLES = """
 CREATE TABLE IF NOT EXISTS transitions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, state TEXT NOT NULL, detail TEXT NOT NULL);
@@ -44,7 +48,8 @@ CREATE TABLE IF NOT EXISTS trials (
     diff TEXT NOT NULL DEFAULT '', executable TEXT NOT NULL DEFAULT '',
     resources TEXT NOT NULL DEFAULT '{}', evidence TEXT NOT NULL DEFAULT '{}', updated REAL NOT NULL,
     file TEXT NOT NULL DEFAULT '',
-    build_key TEXT NOT NULL DEFAULT '', ordering TEXT NOT NULL DEFAULT '{}', components TEXT NOT NULL DEFAULT '[]');
+    build_key TEXT NOT NULL DEFAULT '', ordering TEXT NOT NULL DEFAULT '{}', components TEXT NOT NULL DEFAULT '[]',
+    proposer TEXT NOT NULL DEFAULT 'rules', provenance TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS builds (
     key TEXT PRIMARY KEY, source_sha256 TEXT NOT NULL, executable TEXT NOT NULL, identity TEXT NOT NULL,
     error TEXT NOT NULL DEFAULT '', checked TEXT NOT NULL DEFAULT '{}', at REAL NOT NULL);
@@ -66,10 +71,17 @@ CREATE TABLE IF NOT EXISTS builds (
     key TEXT PRIMARY KEY, source_sha256 TEXT NOT NULL, executable TEXT NOT NULL, identity TEXT NOT NULL,
     error TEXT NOT NULL DEFAULT '', checked TEXT NOT NULL DEFAULT '{}', at REAL NOT NULL);
 """
+# 4: candidates from anywhere (issue 53): a trial's proposer and its provenance. Every trial before
+# came from the unroll rules.
+_V4 = """
+ALTER TABLE trials ADD COLUMN proposer TEXT NOT NULL DEFAULT 'rules';
+ALTER TABLE trials ADD COLUMN provenance TEXT NOT NULL DEFAULT '{}';
+"""
 SCHEMA = Schema("run ledger", _TABLES, migrations=(
     # 2: a project run's trial names the file it changes (relative to the project root).
     Migration(2, "ALTER TABLE trials ADD COLUMN file TEXT NOT NULL DEFAULT ''"),
     Migration(3, _V3),
+    Migration(4, _V4),
 ))
 SCHEMA_VERSION = SCHEMA.version
 
@@ -78,7 +90,8 @@ BASELINE_TRIAL = 0
 # The rule name of a trial that applies several screened rewrites of different loops at once.
 COMBINATION = "combination"
 _TRIAL_COLUMNS = ("id, generation, loop_key, kernel, loop_id, rule, factor, expected_value, status, reason, detail, "
-                  "source_sha256, diff, executable, resources, evidence, file, build_key, ordering, components")
+                  "source_sha256, diff, executable, resources, evidence, file, build_key, ordering, components, proposer, "
+                  "provenance")
 
 
 @dataclass
@@ -105,9 +118,13 @@ class Trial:
     build_key: str = ""
     ordering: dict = field(default_factory=dict)  # the named factors of its place in the order (plan.py)
     components: list = field(default_factory=list)  # trial ids it applies to a newer baseline (a carry)
+    proposer: str = "rules"  # where it came from (optimize/proposers/)
+    provenance: dict = field(default_factory=dict)  # what its proposer records of it (a patch's file and sha256, ...)
 
     @property
     def label(self) -> str:
+        if self.provenance.get("label") and not self.components:  # a patch, a tunable's values: its proposer names it
+            return str(self.provenance["label"])
         if self.components and self.rule == COMBINATION:
             return f"combination of trials {', '.join(str(c) for c in self.components)}"
         carried = f" (carried from trial {self.components[0]})" if self.components else ""
@@ -160,7 +177,9 @@ class Ledger(LedgerDB):
         super().__init__(path, SCHEMA, create=create)
 
     def _unwritable(self, e: Exception) -> RocmPerfError:
-        return RocmPerfError(f"{self.path}: cannot write the run ledger ({e}); free disk space or choose another --out")
+        return RocmPerfError(f"{self.path}: cannot write the run ledger ({e}); it holds every step committed before "
+                             f"this one: free disk space, then `rocm-perf optimize --resume {self.path.parent}` "
+                             "(or choose another --out for a new run)")
 
     def _open_error(self, e: sqlite3.Error) -> RocmPerfError:
         if isinstance(e, sqlite3.OperationalError):
@@ -205,18 +224,18 @@ class Ledger(LedgerDB):
 
     def add_trial(self, *, generation: int, loop_key: str, kernel: str, loop_id: str, rule: str, factor: int,
                   expected_value: float, file: str = "", ordering: dict | None = None,
-                  components: list[int] | None = None) -> int:
+                  components: list[int] | None = None, proposer: str = "rules", provenance: dict | None = None) -> int:
         cur = self._write(
             "INSERT INTO trials (generation, loop_key, kernel, loop_id, rule, factor, expected_value, status, updated,"
-            " file, ordering, components) VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?, ?, ?, ?)",
+            " file, ordering, components, proposer, provenance) VALUES (?, ?, ?, ?, ?, ?, ?, 'proposed', ?, ?, ?, ?, ?, ?)",
             (generation, loop_key, kernel, loop_id, rule, factor, expected_value, time.time(), file,
-             json.dumps(ordering or {}), json.dumps(list(components or []))),
+             json.dumps(ordering or {}), json.dumps(list(components or [])), proposer, json.dumps(provenance or {})),
         )
         return int(cur.lastrowid)
 
     def update_trial(self, trial_id: int, **fields: Any) -> None:
         allowed = {"status", "reason", "detail", "source_sha256", "diff", "executable", "resources", "evidence",
-                   "build_key", "ordering", "expected_value"}
+                   "build_key", "ordering", "expected_value", "provenance"}
         unknown = set(fields) - allowed
         if unknown:
             raise ValueError(f"unknown trial fields {sorted(unknown)}")
@@ -224,7 +243,7 @@ class Ledger(LedgerDB):
         values = []
         for k, v in fields.items():
             cols.append(f"{k} = ?")
-            values.append(json.dumps(v) if k in ("resources", "evidence", "ordering") else v)
+            values.append(json.dumps(v) if k in ("resources", "evidence", "ordering", "provenance") else v)
         cols.append("updated = ?")
         values.append(time.time())
         self._write(f"UPDATE trials SET {', '.join(cols)} WHERE id = ?", (*values, trial_id))
@@ -309,9 +328,10 @@ class Ledger(LedgerDB):
 
 def _trial(row: tuple) -> Trial:
     (tid, gen, loop_key, kernel, loop_id, rule, factor, ev, status, reason, detail, sha, diff, exe, res, evid,
-     file, build_key, ordering, components) = row
+     file, build_key, ordering, components, proposer, provenance) = row
     return Trial(tid, gen, loop_key, kernel, loop_id, rule, int(factor), float(ev), status, reason, detail, sha, diff, exe,
-                 json.loads(res), json.loads(evid), file, build_key, json.loads(ordering), json.loads(components))
+                 json.loads(res), json.loads(evid), file, build_key, json.loads(ordering), json.loads(components),
+                 proposer, json.loads(provenance))
 
 
 def open_ledger(run_dir: Path, *, create: bool = False) -> Ledger:

@@ -42,8 +42,11 @@ from typing import Callable
 import numpy as np
 
 from rocm_perf.backends.base import Backend
+from rocm_perf.disk_space import check_space
 from rocm_perf.process import last_lines
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.optimize.output_tolerance import KeptOutputs, kept_stdout, tolerance_differ
+from rocm_perf.tolerance import BIT_IDENTICAL
 from rocm_perf.trace.host_clocks import HOST_CPU_TIME_NS, HOST_CYCLES, HOST_INSTRUCTIONS, HOST_PROBE_NS
 
 FAIL_CRASH = "crash"
@@ -167,6 +170,9 @@ def program_argv(executable: Path, program_args: list[str], run_template: str | 
     return [str(executable), *program_args]
 
 
+COPY_DIGESTS_KEPT = 64  # per round, in the ledger's outputs
+
+
 def output_fingerprint(returncode: int, digests: list[str], stdout: str, timing_lines: str) -> dict:
     """What must match between baseline and candidate: exit status, digests, stdout minus timings."""
     timing = re.compile(timing_lines)
@@ -175,15 +181,27 @@ def output_fingerprint(returncode: int, digests: list[str], stdout: str, timing_
         "returncode": returncode,
         "digests": len(digests),
         "digests_sha256": hashlib.sha256("\n".join(digests).encode()).hexdigest(),
+        # The first copies' own digests ("hash:bytes"), so that a mismatch can name its copy.
+        "copy_digests": digests[:COPY_DIGESTS_KEPT],
         "stdout_sha256": hashlib.sha256("\n".join(kept).encode()).hexdigest(),
         "stdout_tail": "\n".join(kept[-3:]),
     }
 
 
-def outputs_differ(reference: dict, outputs: dict) -> str:
-    """Empty when the outputs match the reference, else what differs (one line)."""
+def outputs_differ(reference: dict, outputs: dict, criterion: str = BIT_IDENTICAL) -> str:
+    """Empty when the outputs match the reference, else what differs (one line). `criterion`: a
+    GuardSet's `outputs`, bit-identical (copy digests and standard output) or a tolerance (the
+    round's element-by-element comparison, output_tolerance.py)."""
+    if criterion != BIT_IDENTICAL:
+        return tolerance_differ(outputs)
     if outputs.get("digests_sha256") != reference.get("digests_sha256"):
-        return (f"device-to-host copy digests differ ({outputs.get('digests')} copies vs "
+        mine, theirs = outputs.get("copy_digests") or [], reference.get("copy_digests") or []
+        differing = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), None)
+        if differing is not None and outputs.get("digests") == reference.get("digests"):
+            size = str(mine[differing]).rpartition(":")[2]
+            return (f"outputs differ: device-to-host copy {differing + 1} of {outputs.get('digests')} ({size} bytes): "
+                    "digests differ from the baseline's (bit-identical outputs asked; --tolerance compares within one)")
+        return (f"outputs differ: device-to-host copy digests differ ({outputs.get('digests')} copies vs "
                 f"{reference.get('digests')} in the baseline)")
     if outputs.get("stdout_sha256") != reference.get("stdout_sha256"):
         return f"standard output differs: {outputs.get('stdout_tail', '')!r} vs {reference.get('stdout_tail', '')!r}"
@@ -300,10 +318,15 @@ class ProfiledRounds:
 
     def __init__(self, backend: Backend, *, program_args: list[str], run_template: str | None, timeout_s: float,
                  cwd: Path, timing_lines: str, keep_profiles: Callable[[str], bool] = keep_baseline_profiles,
-                 project_run: str | None = None, env: dict[str, str] | None = None, warmup: int = 1):
+                 project_run: str | None = None, env: dict[str, str] | None = None, warmup: int = 1,
+                 outputs: KeptOutputs | None = None, stderr_tail: bool = False):
         """`project_run`: a project's run command; the "executable" of a round is then the built
         tree, in which the command runs (through the shell, with `env`). `warmup`: untimed runs of
-        each executable before its first timed round."""
+        each executable before its first timed round. `outputs`: under --tolerance, what keeps the
+        reference round's outputs and compares every other round's with them (its record goes to
+        the round's outputs as `tolerance`). `stderr_tail`: keep the last lines of standard error of
+        a round that succeeded too (a replay harness says there what its tolerance let through)."""
+        self.stderr_tail = stderr_tail
         self.backend = backend
         self.project_run = project_run
         self.env = env
@@ -315,6 +338,7 @@ class ProfiledRounds:
         self.keep_profiles = keep_profiles
         self.warmup = warmup
         self.warmed: set[str] = set()
+        self.outputs = outputs
 
     def _argv(self, executable: Path) -> tuple[list[str], Path]:
         """The command of one run and where it runs: a project's run command in its built tree, or the program."""
@@ -379,6 +403,7 @@ class ProfiledRounds:
         try:
             res = backend.profile(argv, round_dir, timeout=timeout_s, cwd=cwd, env=self.env)
         except RocmPerfError as e:  # rocprofv3 gave up (non-zero exit, no database): the program crashed
+            check_space(round_dir, str(e))  # ... unless the disk is full: that is no verdict on the program
             return RoundResult(False, FAIL_CRASH, outputs={"returncode": None, "stderr_tail": str(e)})
         tail = last_lines(res.stderr or res.stdout, 5)
         if res.timed_out:
@@ -386,16 +411,25 @@ class ProfiledRounds:
         try:
             traces = [load_trace(db) for db in res.databases]
         except RocmPerfError as e:  # a crashed candidate can leave a torn database behind
+            check_space(round_dir, f"{res.stderr}\n{e}")
             return RoundResult(False, FAIL_CRASH if res.returncode else FAIL_NO_TRACE,
                                outputs={"returncode": res.returncode, "stderr_tail": f"{tail}\n{e}".strip()})
         digests = [d for t in traces for d in t.digests]
         outputs = output_fingerprint(res.returncode, digests, res.stdout, self.timing_lines)
         outputs["processes"] = len(res.databases)  # programs that used HIP under this round's command
+        if self.outputs is not None:
+            try:
+                copies = backend.take_kept_copies(round_dir)
+                outputs["tolerance"] = self.outputs(key, copies, kept_stdout(res.stdout, self.timing_lines), digests)
+            except RocmPerfError as e:  # a torn copies file: the round's outputs cannot be vouched for
+                outputs["tolerance"] = {"within": False, "first": str(e), "criterion": self.outputs.tolerance.spec}
         pinned = pinning(traces)
         if pinned:
             outputs["pinning"] = pinned  # where its block workers ran: a pair run together shares one CPU
-        if res.returncode != 0:
+        if res.returncode != 0 or self.stderr_tail:
             outputs["stderr_tail"] = tail
+        if res.returncode != 0:
+            check_space(round_dir, res.stderr)
             return RoundResult(False, FAIL_CRASH, outputs=outputs)
         cp, total, medians, shares, median_path = reduce_traces(traces)
         outputs["median_path_ns"] = median_path
@@ -405,5 +439,6 @@ class ProfiledRounds:
         if not self.keep_profiles(key):
             shutil.rmtree(round_dir)
         if cp <= 0:
+            check_space(round_dir)
             return RoundResult(False, FAIL_NO_TRACE, outputs=outputs)
         return RoundResult(True, "", cp, total, medians, shares, outputs)

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.reproducer import DEFAULT_PASSES, is_reproducer
 from rocm_perf.optimize.close_calls import SETTLE_MAX_PAIRS
 from rocm_perf.optimize.measure import (METRIC_ADJUSTED_PATH, METRIC_AUTO, METRIC_CPU_PATH, METRIC_CRITICAL_PATH,
                                         METRIC_NEEDS, METRIC_PROBED_PATH, METRICS, metric_meaning)
@@ -41,6 +42,9 @@ class OptimizeOptions:
     build: str | None = None  # project: the build command, run in a copy of the tree
     sources: list[str] = field(default_factory=list)  # project: the sources to rewrite (default: every kernel source)
     max_files: int = 5000  # project: refuse trees with more files than this
+    replay: bool = False  # a reproducer folder (`rocm-perf isolate`): its kernel file, measured on the replay
+    replay_passes: int = DEFAULT_PASSES  # replay: passes of the captured dispatch per round
+    with_paths: list[str] = field(default_factory=list)  # project: outside paths the build reads (--with), relative to the root
     backend: str = "auto"
     warp_size: int | None = None  # host backend: lanes per emulated wavefront (None: 64)
     run: str | None = None  # a harness command ({exe}: the built program); project: the command that runs it
@@ -71,6 +75,13 @@ class OptimizeOptions:
     timeout_s: float = 300.0  # per run of the program: longer is a hang
     build_timeout_s: float = 900.0
     timing_lines: str = DEFAULT_TIMING_LINES
+    # Where candidates come from (optimize/proposers/): these proposers only ([]: every one that has candidates).
+    proposers: list[str] = field(default_factory=list)
+    tune: dict[str, list[int]] = field(default_factory=dict)  # --tune NAME=V1,V2: tunable constants and values
+    patches: list[str] = field(default_factory=list)  # `try`: its patches and variants, as name@sha256 (texts: the ledger)
+    tolerance: str = ""  # --tolerance rtol=R,atol=A (rocm_perf/tolerance.py, Tolerance.spec); "": outputs bit-identical
+    tolerance_type: str = "float32"  # the element type of a copy whose destination's type is not known
+    allow_host_changes: bool = False  # a patch may change host code (correctness then rests on the outputs alone)
     out: Path = Path("runs")
     resume: str | None = None
     new: bool = False
@@ -88,6 +99,11 @@ class OptimizeOptions:
         if not self.project:  # single-file runs keep the fingerprint they had before projects existed
             for name in ("project", "build", "sources", "max_files"):
                 d.pop(name)
+        if not self.replay:  # and those from before reproducers
+            for name in ("replay", "replay_passes"):
+                d.pop(name)
+        if not self.with_paths:
+            d.pop("with_paths")  # runs from before --with keep their fingerprint
         return d
 
     def fingerprint(self) -> str:
@@ -100,6 +116,10 @@ class OptimizeOptions:
             d.pop("settle_close_calls")  # and those from before --settle-close-calls
         if d.get("pairing") == PAIRING_AUTO:
             d.pop("pairing")  # and those from before --pairing
+        for name, default in (("proposers", []), ("tune", {}), ("patches", []), ("tolerance", ""),
+                              ("tolerance_type", "float32"), ("allow_host_changes", False)):
+            if d.get(name) == default:
+                d.pop(name, None)  # and those from before issue 54's candidates
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -129,8 +149,21 @@ def _csv(text: str | None) -> list[str]:
     return [x.strip() for x in (text or "").split(",") if x.strip()]
 
 
-def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("source", nargs="?", help="the .cu file to optimize (never written; see `rocm-perf apply`)")
+def _with_paths(project: str | None, paths: list[str]) -> list[str]:
+    """--with arguments as paths relative to the project root (checked: outside it, existing)."""
+    if not project or not paths:
+        return []
+    from rocm_perf.optimize.outside import with_paths_relative
+
+    return with_paths_relative(Path(project), paths)
+
+
+def add_optimize_arguments(p: argparse.ArgumentParser, *, command: str = "optimize") -> None:
+    """The options of `optimize`, and of `try` (command="try"): the same but for the unroll rules' own."""
+    rules = command == "optimize"
+    p.add_argument("source", nargs="?", help=f"the .cu file to {'optimize' if rules else 'try the changes on'} "
+                   "(never written; see `rocm-perf apply`), or a reproducer folder of `rocm-perf isolate` (its "
+                   "kernel, measured on the replay of its dispatch)")
     p.add_argument("program_args", nargs="*", help="arguments for the program (after --)")
     p.add_argument("--run", metavar="CMD", help="harness command when the program is not the source's own main ({exe} is "
                    "the built program); with --project, the shell command that runs the built program, in the built tree")
@@ -143,10 +176,18 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
                    "that defines a kernel)")
     p.add_argument("--max-files", type=int, default=5000, help="with --project: refuse trees with more files than "
                    "this (each candidate is a copy of the tree; default: 5000)")
-    p.add_argument("--kernels", metavar="K1,K2", help="only these kernels (default: the critical path's top kernels)")
-    p.add_argument("--rules", metavar="R1,R2", help="only these rewrite rules (default: all that apply)")
-    p.add_argument("--rules-dir", metavar="DIR", help="rewrite rules from this directory (default: the shipped rewrites/)")
-    p.add_argument("--factors", metavar="F1,F2", help="only these unroll factors (default: each rule's own)")
+    p.add_argument("--replay-passes", type=int, default=DEFAULT_PASSES, metavar="N",
+                   help=f"a reproducer: passes of the captured dispatch per round, its memory restored between them "
+                   f"(default: {DEFAULT_PASSES})")
+    p.add_argument("--with", dest="with_paths", action="append", default=[], metavar="PATH",
+                   help="with --project: a file or folder outside DIR that the build reads (repeatable); copied "
+                   "read-only beside every copy at the same relative path (what a failed baseline build names is "
+                   "found by itself)")
+    if rules:
+        p.add_argument("--kernels", metavar="K1,K2", help="only these kernels (default: the critical path's top kernels)")
+        p.add_argument("--rules", metavar="R1,R2", help="only these rewrite rules (default: all that apply)")
+        p.add_argument("--rules-dir", metavar="DIR", help="rewrite rules from this directory (default: the shipped rewrites/)")
+        p.add_argument("--factors", metavar="F1,F2", help="only these unroll factors (default: each rule's own)")
     p.add_argument("--max-trials", type=int, default=24, help="candidates to try at most (default: 24)")
     p.add_argument("--time-budget", default="1h", help="stop proposing after this long, e.g. 900, 30m, 2h (default: 1h)")
     p.add_argument("--min-gain", default="2%", help="smallest speedup worth keeping (default: 2%%; raised to the A/A noise floor)")
@@ -193,6 +234,7 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=300, help="seconds per run of the program before it counts as a hang (default: 300)")
     p.add_argument("--build-timeout", type=float, default=900, help="seconds per build (default: 900)")
     p.add_argument("--timing-lines", default=DEFAULT_TIMING_LINES, metavar="REGEX", help="stdout lines matching this are timings, not results (left out of the output comparison)")
+    add_candidate_arguments(p)
     p.add_argument("--out", default="runs", help="runs root (default: runs/)")
     p.add_argument("--resume", metavar="RUN", help="continue an interrupted run (directory or name under --out)")
     p.add_argument("--new", action="store_true", help="start a new run even when an unfinished one for this source and options exists")
@@ -200,25 +242,73 @@ def add_optimize_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print summary.json instead of the terminal summary")
 
 
+def add_candidate_arguments(p: argparse.ArgumentParser) -> None:
+    """Where candidates come from and how their outputs are judged (shared by optimize and try)."""
+    p.add_argument("--tune", action="append", default=[], metavar="NAME=V1,V2",
+                   help="a tunable constant and the values to try (repeatable): a #define, a namespace-scope "
+                   "constexpr/const integer, or a kernel template parameter at its launch sites (`kernel<NAME>`); "
+                   "a source may declare one with `// rocm-perf: tune NAME V1 V2` on the line before it")
+    p.add_argument("--proposers", metavar="P1,P2", help="where candidates come from: rules, tunables, patch "
+                   "(default: every one that has candidates)")
+    p.add_argument("--tolerance", metavar="rtol=R,atol=A", help="compare a candidate's outputs element by element "
+                   "within this tolerance instead of bit for bit (device-to-host copies on the host backend, numbers "
+                   "in the standard output on every backend): for floating-point rewrites that change the last bits")
+    p.add_argument("--tolerance-type", default="float32", metavar="TYPE",
+                   help="with --tolerance: the element type of a copy whose destination's type is not known "
+                   "(a void* destination); float32, float64, float16, bfloat16 or an integer type (default: float32)")
+    p.add_argument("--allow-host-changes", action="store_true",
+                   help="let a patch change host code (the harness and its self-check): its verdict then says that "
+                   "correctness rests on the outputs alone")
+
+
+def candidate_options(args: argparse.Namespace) -> dict:
+    """The candidate and outputs options of the command line, validated (RocmPerfError on nonsense)."""
+    from rocm_perf.tolerance import parse_tolerance
+    from rocm_perf.optimize.proposers import check_proposer_names
+    from rocm_perf.source.tunables import parse_tune_option
+
+    tolerance = getattr(args, "tolerance", None)
+    element = getattr(args, "tolerance_type", "float32") or "float32"
+    spec = parse_tolerance(tolerance, element).spec if tolerance else ""
+    if not tolerance and element != "float32":
+        raise RocmPerfError("--tolerance-type goes with --tolerance rtol=R,atol=A")
+    if tolerance is None:
+        parse_tolerance("rtol=1", element)  # the type is checked all the same
+    return {"tune": parse_tune_option(list(getattr(args, "tune", None) or [])),
+            "proposers": check_proposer_names(_csv(getattr(args, "proposers", None))),
+            "tolerance": spec, "tolerance_type": element,
+            "allow_host_changes": bool(getattr(args, "allow_host_changes", False))}
+
+
 def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
     """Validate the parsed command line into OptimizeOptions (RocmPerfError on nonsense)."""
     project = getattr(args, "project", None)
+    cmd = getattr(args, "command", None) or "optimize"
     if project:
         if args.source:
-            raise RocmPerfError(f"optimize --project: name the sources to rewrite with --source, not as {args.source!r}")
+            raise RocmPerfError(f"{cmd} --project: name the sources to rewrite with --source, not as {args.source!r}")
         if getattr(args, "program_args", None):
-            raise RocmPerfError("optimize --project: put the program's arguments in --run")
+            raise RocmPerfError(f"{cmd} --project: put the program's arguments in --run")
         if not args.build or not args.run:
-            raise RocmPerfError("optimize --project needs --build CMD (how the tree builds) and --run CMD (how the "
+            raise RocmPerfError(f"{cmd} --project needs --build CMD (how the tree builds) and --run CMD (how the "
                                 "built program runs, from the top of the tree)")
         if args.max_files < 1:
             raise RocmPerfError(f"--max-files {args.max_files}: must be at least 1")
-    elif getattr(args, "build", None) or getattr(args, "sources", None):
-        raise RocmPerfError("optimize: --build and --source go with --project DIR")
+    elif getattr(args, "build", None) or getattr(args, "sources", None) or getattr(args, "with_paths", None):
+        raise RocmPerfError(f"{cmd}: --build, --source and --with go with --project DIR")
+    replay = bool(args.source) and not project and is_reproducer(Path(args.source))
+    if replay and (getattr(args, "program_args", None) or args.run):
+        raise RocmPerfError(f"{args.source}: a reproducer replays its captured dispatch: it takes no program arguments "
+                            "or --run")
+    if args.source and not project and not replay and Path(args.source).is_dir():
+        raise RocmPerfError(f"{args.source}: a directory, but not a reproducer (no manifest.json of `rocm-perf isolate`); "
+                            f"{cmd} takes a .cu source, a reproducer, or --project DIR")
+    if getattr(args, "replay_passes", DEFAULT_PASSES) < 1:
+        raise RocmPerfError(f"--replay-passes {args.replay_passes}: must be at least 1")
     if not args.source and not project and not args.resume:
-        raise RocmPerfError("optimize: name the .cu source to optimize, or a --project (or --resume RUN)")
+        raise RocmPerfError(f"{cmd}: name the .cu source, or a --project (or --resume RUN)")
     factors = []
-    for f in _csv(args.factors):
+    for f in _csv(getattr(args, "factors", None)):
         if not f.isdigit() or int(f) < 1:
             raise RocmPerfError(f"--factors {args.factors!r}: expected positive integers like 2,4,8")
         factors.append(int(f))
@@ -244,12 +334,15 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         build=getattr(args, "build", None),
         sources=list(getattr(args, "sources", None) or []),
         max_files=getattr(args, "max_files", 5000),
+        replay=replay,
+        replay_passes=getattr(args, "replay_passes", DEFAULT_PASSES),
+        with_paths=_with_paths(project, getattr(args, "with_paths", None) or []),
         backend=getattr(args, "backend", "auto"),
         warp_size=getattr(args, "warp_size", None),
         run=args.run,
-        kernels=_csv(args.kernels),
-        rules=_csv(args.rules),
-        rules_dir=Path(args.rules_dir) if args.rules_dir else None,
+        kernels=_csv(getattr(args, "kernels", None)),
+        rules=_csv(getattr(args, "rules", None)),
+        rules_dir=Path(args.rules_dir) if getattr(args, "rules_dir", None) else None,
         factors=factors,
         max_trials=args.max_trials,
         time_budget_s=parse_duration(args.time_budget),
@@ -272,6 +365,7 @@ def options_from_args(args: argparse.Namespace) -> OptimizeOptions:
         timeout_s=args.timeout,
         build_timeout_s=args.build_timeout,
         timing_lines=args.timing_lines,
+        **candidate_options(args),
         out=Path(args.out),
         resume=args.resume,
         new=args.new,
@@ -322,7 +416,7 @@ def auto_alternatives(requested: str, backend) -> list[str]:
     already: under auto on a backend that records both the CPU time and the speed probe, [cpu-path,
     probed-path], the ends of adjusted-path's exponent. The A/A pairs fit the exponent and put its
     metric first; the race's first rung may still take one of these when its pairs and the A/A's
-    find it clearly steadier (loop._recheck_metric, acceptance.steadier_metric)."""
+    find it clearly steadier (stages/screen.py _recheck_metric, acceptance.steadier_metric)."""
     if requested == METRIC_AUTO and _records_probe(backend):
         return [METRIC_CPU_PATH, METRIC_PROBED_PATH]
     return []

@@ -64,6 +64,16 @@ class Proposal:
         return self.heat is not None and self.heat < COLD_SHARE
 
 
+def resources_by_kernel(resources: dict, top: list[RankedKernel]) -> dict[str, dict]:
+    """The compile check's resources (by demangled name, `kernel(args)`) of each ranked kernel, by its name."""
+    out = {}
+    for r in top:
+        for name, res in resources.items():
+            if name == r.kernel or name.startswith(r.kernel + "("):
+                out[r.kernel] = res
+    return out
+
+
 def original_line_of(original: str, current: str) -> dict[int, int]:
     """current line number (1-based) -> original line number, for lines no edit touched."""
     a = original.splitlines()
@@ -73,6 +83,31 @@ def original_line_of(original: str, current: str) -> dict[int, int]:
         for k in range(block.size):
             mapping[block.b + k + 1] = block.a + k + 1
     return mapping
+
+
+def _loop_text(data: bytes, loop) -> str:
+    return " ".join(data[int(loop.start) : int(loop.end)].decode(errors="replace").split())
+
+
+def original_line_of_loop(analysis, to_original: dict[int, int], loop) -> int | None:
+    """The original line of a loop that is still there as it was, else None.
+
+    Its header line must map back unchanged (`to_original`), and it must not be one of several
+    copies: a rewrite that copies a body copies the loops inside it, and the copy whose lines
+    happen to match the original's (a remainder written at the loop's own indentation) is no more
+    that loop than the others. A loop with a textual twin in its function that maps nowhere is such
+    a copy; twins that both map are two loops the original itself has."""
+    line = to_original.get(int(loop.line))
+    data = getattr(analysis, "data", None)
+    if line is None or data is None or not hasattr(loop, "start"):
+        return line
+    own = _loop_text(data, loop)
+    for other in analysis.loops:
+        if other is loop or other.kernel != loop.kernel or getattr(other, "function", "") != getattr(loop, "function", ""):
+            continue
+        if to_original.get(int(other.line)) is None and _loop_text(data, other) == own:
+            return None
+    return line
 
 
 def loop_key(kernel: str, original_line: int) -> str:
@@ -181,9 +216,9 @@ def propose(
         ranked = share_of.get(kernel)
         if ranked is None:
             continue
-        original_line = to_original.get(int(loop.line))
+        original_line = original_line_of_loop(analysis, to_original, loop)
         if original_line is None:
-            continue  # the loop exists only inside an accepted edit
+            continue  # the loop exists only inside an accepted edit (a remainder loop, a copy)
         key = loop_key(kernel, original_line)
         if key in tried_loop_keys:
             continue

@@ -18,8 +18,13 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
+from rocm_perf import process
+from rocm_perf.disk_space import check_space
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.optimize.outside import (MAX_ATTEMPTS, OutsideStore, build_variables, make_found_no_rule, missing_outside,
+                                        place_tree, read_report, run_store, tried_outside, with_make_trace)
 
 DEFAULT_MAX_FILES = 5000
 KERNEL_SUFFIXES = (".cu", ".hip")
@@ -261,27 +266,147 @@ def tree_digest(digests: dict[str, str]) -> str:
 # ---- building and running ------------------------------------------------------------------
 
 
+# g++'s line in the user's code that instantiated a failing template ("main.cu:89:30:   required
+# from here"): where a library call the host runtime lacks was made (its static_assert is in our header).
+_REQUIRED_FROM = re.compile(r"^(\S+?:\d+(?::\d+)?):\s+required from here")
+
+
+# make's own failures ("make[1]: *** No rule to make target ...") and its bookkeeping lines: a make
+# run from a make (MAKELEVEL set, as under `make test`) says "Entering/Leaving directory" around all.
+_MAKE_FAILURE = re.compile(r"^\S*make(\[\d+\])?: \*\*\* ")
+_MAKE_DIRECTORY = re.compile(r"^\S*make(\[\d+\])?: (Entering|Leaving) directory ")
+
+
 def _first_error(text: str) -> str:
-    for line in text.splitlines():
-        if re.search(r"\berror\b|Error|No such file|not found|cannot", line):
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if _MAKE_DIRECTORY.match(line.strip()):  # its path may hold "error"
+            continue
+        if _MAKE_FAILURE.match(line.strip()) or re.search(r"\berror\b|Error|No such file|not found|cannot", line):
+            if "rocm-perf host backend:" in line:  # the host runtime refusing a call: say the caller's line
+                where = next((m.group(1) for earlier in reversed(lines[:i]) if (m := _REQUIRED_FROM.match(earlier.strip()))),
+                             None)
+                if where:
+                    return f"{where}: {line[line.index('rocm-perf host backend:'):].strip()}"[:300]
             return line.strip()[:300]
-    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    lines = [l.strip() for l in text.splitlines() if l.strip() and not _MAKE_DIRECTORY.match(l.strip())]
     return lines[-1][:300] if lines else "no output"
+
+
+def _run_build(tree: Path, command: str, env: dict[str, str], timeout: float, log: Path, what: str) -> tuple[int, str]:
+    """Run the user's build command in `tree`: (exit status, its output), the log written."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    # process.run: the build and everything it starts end with it, on a timeout, or when rocm-perf
+    # dies. One stream, in order (exec 2>&1): make's "Entering directory" lines say where a later
+    # complaint was made.
+    done = process.run(["/bin/sh", "-c", "exec 2>&1\n" + command], cwd=tree, env=env, timeout=timeout)
+    output = done.stdout + done.stderr
+    if done.timed_out:
+        log.write_text(f"$ {command}\n(timed out after {timeout:g} s)\n{output}")
+        raise RocmPerfError(f"{what}: the build command `{command}` timed out after {timeout:g} s (log: {log})")
+    if done.returncode != 0:
+        check_space(tree, output)  # a full disk is not a failure of the build
+    log.write_text(f"$ {command}\n(in {tree})\n{output}\n(exit {done.returncode})\n")
+    return done.returncode, output
+
+
+def _build_failed(what: str, command: str, status: int, output: str, log: Path, outside: str = "") -> RocmPerfError:
+    return RocmPerfError(f"{what}: the build command `{command}` failed (exit {status}) in a copy of the tree: "
+                         f"{_first_error(output)} (log: {log}){outside}")
 
 
 def build_tree(tree: Path, command: str, env: dict[str, str], timeout: float, log: Path, what: str) -> None:
     """Run the user's build command in `tree`; RocmPerfError (one line) when it fails."""
-    log.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        done = subprocess.run(["/bin/sh", "-c", command], cwd=tree, env={**os.environ, **env}, capture_output=True,
-                              text=True, timeout=timeout, start_new_session=True)
-    except subprocess.TimeoutExpired as e:
-        log.write_text(f"$ {command}\n(timed out after {timeout:g} s)\n{e.stdout or ''}{e.stderr or ''}")
-        raise RocmPerfError(f"{what}: the build command `{command}` timed out after {timeout:g} s (log: {log})") from e
-    log.write_text(f"$ {command}\n(in {tree})\n{done.stdout}{done.stderr}\n(exit {done.returncode})\n")
-    if done.returncode != 0:
-        raise RocmPerfError(f"{what}: the build command `{command}` failed (exit {done.returncode}) in a copy of the "
-                            f"tree: {_first_error(done.stdout + chr(10) + done.stderr)} (log: {log})")
+    status, output = _run_build(tree, command, env, timeout, log, what)
+    if status != 0:
+        raise _build_failed(what, command, status, output, log)
+
+
+def _shown(paths: list[str]) -> str:
+    return ", ".join(paths[:4]) + (f" and {len(paths) - 4} more" if len(paths) > 4 else "")
+
+
+def _outside_advice(available: list[str], absent: list[str], origin: Path) -> str:
+    """What a failed build's message adds about the paths it reads outside the project."""
+    parts = []
+    if available:
+        parts.append(f"it reads {_shown(available)} outside the project: add --with PATH for each (repeatable)")
+    if absent:
+        parts.append(f"it reads {_shown(absent)} outside the project, which {'is' if len(absent) == 1 else 'are'} not "
+                     f"in {origin.parent} either (made by another build? build that first, then add --with PATH)")
+    return "".join(f"; {p}" for p in parts)
+
+
+def build_copy(copy_into: Callable[[Path], None], work: Path, command: str, env: dict[str, str], timeout: float, log: Path,
+               what: str, store: OutsideStore | None = None, discover: bool = False,
+               limit: int = DEFAULT_MAX_FILES) -> Path:
+    """A fresh copy of the tree at `work` (written by `copy_into(dest)`), built by the user's
+    command; returns `work`. With a `store` the outside files it holds are laid out around the copy
+    (optimize/outside.py) and checked unchanged after the build. With `discover` (a baseline build),
+    a build that fails on paths outside the project that the user's checkout has gets them copied
+    into the store and runs again; one that fails with make's "No rule to make target" and names
+    nothing new runs once more with make's implicit-rule trace, which names the prerequisites a
+    pattern rule lacked. RocmPerfError (one line) when it fails, naming the outside paths it could
+    not find and the flag to add."""
+    layout = None
+    traced = False  # whether this attempt runs with make's implicit-rule trace (outside.MAKE_TRACE)
+    plain, plain_absent = "", []  # the last untraced attempt's output and absent paths: what a failure says
+    for _ in range(MAX_ATTEMPTS):
+        depth = store.depth if store is not None else 0
+        if layout != depth:
+            tree = place_tree(copy_into, work, store)
+            layout = depth
+        else:
+            store.link_files(work)  # same depth: the new outside files join the copy as it is
+        laid_out = set(store.files) if store is not None else set()
+        extra = {}
+        report = log.parent / f"{log.name}.outside"
+        if store is not None:
+            report.unlink(missing_ok=True)
+            extra = build_variables(store, tree, report)
+        build_env = {**env, **extra}
+        if traced:  # its own log: the build's log stays the untraced one a failure message names
+            status, output = _run_build(tree, command, with_make_trace(build_env), timeout,
+                                        log.with_name(f"{log.stem}.make-trace{log.suffix}"), what)
+        else:
+            status, output = _run_build(tree, command, build_env, timeout, log, what)
+        needs, reads = read_report(report) if store is not None else ([], set())
+        report.unlink(missing_ok=True)
+        if status == 0:
+            if store is not None:
+                store.verify(what)
+                store.note_read(reads)
+            return Path(work)
+        if store is None:
+            raise _build_failed(what, command, status, output, log)
+        physical = Path(tree).resolve()
+        if traced:
+            available, absent = tried_outside(output, physical, physical, store.origin), plain_absent
+            output = plain
+        else:
+            available, absent = missing_outside(output, physical, physical, store.origin)
+            plain, plain_absent = output, absent
+        if discover:
+            store.add(list(dict.fromkeys(needs + available)), limit)
+        if discover and set(store.files) <= laid_out and not traced and make_found_no_rule(output):
+            traced = True  # once a stall: the trace is long, and a rule it cannot explain stays unexplained
+            continue
+        traced = False
+        if not discover or set(store.files) <= laid_out:  # (another build of the baseline may have added them)
+            raise _build_failed(what, command, status, output, log,
+                                _outside_advice([a for a in needs + available if a not in store.files], absent, store.origin))
+    raise _build_failed(what, command, status, output, log, f"; still failing after {MAX_ATTEMPTS} rounds of outside files")
+
+
+def build_run_tree(run_dir: Path, project: dict, pristine: Path, work: Path, env: dict[str, str], timeout: float,
+                   discover: bool, limit: int = DEFAULT_MAX_FILES) -> Path:
+    """A run's build of one of its pristine trees (the baseline's, a candidate's) at `work`, with
+    the run's outside files around it (`discover`: the baseline's builds, which may find more);
+    the log is `work`'s sibling `<name>.build.log`."""
+    store = run_store(run_dir, Path(project["root"]))
+    return build_copy(lambda dest: copy_tree(pristine, dest), work, project["build"], env, timeout,
+                      Path(work).parent / f"{Path(work).name}.build.log", project["root"], store=store, discover=discover,
+                      limit=limit)
 
 
 def build_environment(backend, bin_dir: Path) -> dict[str, str]:
@@ -298,11 +423,27 @@ def run_argv(command: str) -> list[str]:
     return ["/bin/sh", "-c", command]
 
 
-def include_flags(tree: Path, files: list[str]) -> list[str]:
+HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".cuh", ".hxx", ".inc")
+
+
+def include_flags(tree: Path, files: list[str], run_dir: Path | None = None) -> list[str]:
     """-I flags for parsing a project's sources alone: the tree's root and every directory that
-    holds a header (the build's own flags are not known here)."""
+    holds a header (the build's own flags are not known here), and with the `run_dir`, every
+    directory of the run's outside copies that holds a header, and the ones above it up to the
+    store's root (`-I../common` and `-I..` of a build both find theirs)."""
     dirs = {Path(".")}
     for rel in files:
-        if rel.endswith((".h", ".hpp", ".hh", ".cuh", ".hxx", ".inc")):
+        if rel.endswith(HEADER_SUFFIXES):
             dirs.add(Path(rel).parent)
-    return [f"-I{Path(tree) / d}" for d in sorted(dirs)]
+    flags = [f"-I{Path(tree) / d}" for d in sorted(dirs)]
+    if run_dir is not None and (Path(run_dir) / "outside").is_dir():
+        store = OutsideStore.open(run_dir, Path(tree))  # the manifest names the origin
+        outside_dirs: set[Path] = set()
+        for rel in store.files:
+            if rel.endswith(HEADER_SUFFIXES):
+                stored = store.stored(rel).parent
+                while stored != store.directory / "files" and store.directory / "files" in stored.parents:
+                    outside_dirs.add(stored)
+                    stored = stored.parent
+        flags += [f"-I{d}" for d in sorted(outside_dirs)]
+    return flags

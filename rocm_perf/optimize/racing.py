@@ -1,6 +1,6 @@
 """Screening many candidates at once: a race in rungs (successive halving with sequential looks).
 
-Pure functions over paired round values; the loop (loop.py) feeds them the ledger's rounds, and
+Pure functions over paired round values; the screen stage (stages/screen.py) feeds them the ledger's rounds, and
 search_simulation.py feeds them seeded synthetic candidates (tests, tests/bench).
 
 Every candidate of a generation races against the same baseline in interleaved pairs, a rung at

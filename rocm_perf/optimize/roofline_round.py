@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rocm_perf.analysis.analyze import SCHEMA, analyze_trace
 from rocm_perf.analysis.gpu_arch import arch_spec
@@ -21,6 +22,9 @@ from rocm_perf.backends.base import Backend
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.load import load_trace
 from rocm_perf.trace.names import short_name
+
+if TYPE_CHECKING:
+    from rocm_perf.optimize.run_context import RunContext
 
 ANALYSIS_DIR = "analysis"
 
@@ -72,3 +76,39 @@ def kernel_verdict(data: dict, symbol: str, kernel: str = "") -> dict | None:
             return {"headroom": headroom.get("fraction"), "bound": (k.get("bound") or {}).get("label", ""),
                     "blocked": reason}
     return None
+
+
+def record_roofline(ctx: "RunContext", label: str, executable: Path, stage: str) -> None:
+    """An analysis of `executable` (the baseline, or the final result), recorded in the ledger under
+    `roofline` / `roofline_final` (`stage`: the loop's state, for the progress line). A failure is
+    a message, never the end of the run."""
+    key = "roofline" if label == "baseline" else "roofline_final"
+    if ctx.ledger.get(key) is not None:
+        return  # done before the run stopped
+    backend = ctx.svc.backend
+    arch = getattr(backend, "target_arch", lambda: None)() or ctx.opt.arch
+    try:
+        if label == "baseline" and ctx.opt.analysis:
+            data, how = load_given(ctx.opt.analysis, arch), f"given: {ctx.opt.analysis}"
+        elif ctx.opt.counters == "off":
+            ctx.ledger.set(key, {"how": "off", "note": "--counters off: kernels ranked by critical-path time alone"})
+            return
+        elif not backend.has_counters:
+            ctx.ledger.set(key, {"how": "none", "note": f"{backend.no_counters_message()}; kernels ranked by critical-path time alone"})
+            return
+        else:
+            ctx.report.stage(stage, "counter round")
+            data = counter_round(backend, ctx.program.argv(executable), ctx.run_dir / label / "counters", arch, ctx.opt.timeout_s)
+            how = "counter round"
+    except RocmPerfError as e:
+        ctx.ledger.set(key, {"how": "failed", "note": f"no roofline: {e}"})
+        ctx.report.message(f"no roofline for the {label}: {e}")
+        return
+    path = save(ctx.run_dir, label, data)
+    ctx.ledger.set(key, {"how": how, "analysis": ctx.rel(path)})
+
+
+def roofline_verdict(ctx: "RunContext", symbol: str, kernel: str) -> dict | None:
+    """kernel_verdict of the baseline's recorded analysis; None without one."""
+    data = ctx.baseline_analysis()
+    return None if data is None else kernel_verdict(data, symbol, kernel)

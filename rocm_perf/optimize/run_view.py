@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
-from rocm_perf.optimize.artifacts import decision_metric, metric_choice_text, retake_text
+from rocm_perf.optimize.artifacts import (decision_metric, metric_choice_text, outside_line, outside_summary, replay_words,
+                                         retake_text)
 from rocm_perf.optimize.alternatives import alternatives
+from rocm_perf.optimize.change_summary import diff_size, trial_hunks
 from rocm_perf.optimize.close_calls import resettled_words
 from rocm_perf.optimize.ledger import BASELINE_TRIAL, LEDGER_NAME, Ledger
 from rocm_perf.optimize.measure import metric_of
@@ -28,6 +30,19 @@ def speedup_interval(ratio_low: float | None, ratio_high: float | None) -> tuple
     low = 1 / ratio_high if ratio_high > 0 and math.isfinite(ratio_high) else 0.0
     high = 1 / ratio_low if ratio_low > 0 else math.inf
     return low, high
+
+
+def speedup_text(speedup: float | None, interval: tuple[float, float] | None) -> str:
+    """A run's or a trial's speed-up as the reports and `rocm-perf status` print it: `1.024x [1.015, 1.030]`."""
+    if not speedup:
+        return "n/a"
+    text = f"{speedup:.3f}x"
+    if interval:
+        low, high = interval
+        low_text = f"{low:.3f}" if low > 0 else "open"  # too few rounds to bound that side
+        high_text = f"{high:.3f}" if math.isfinite(high) else "open"
+        text += f" [{low_text}, {high_text}]"
+    return text
 
 
 def interval_open(interval: tuple[float, float] | None) -> bool:
@@ -82,6 +97,7 @@ class TrialView:
 
     id: str
     kernel: str = ""
+    name: str = ""  # what its proposer calls it (`patch fast.diff`, `tune BLOCK=128`); "" for the unroll rules
     loop_id: str = ""
     rule: str = ""
     factor: int | None = None
@@ -89,6 +105,8 @@ class TrialView:
     reason: str = ""
     detail: str = ""  # the loop's words on the decision (compiler error, output mismatch, ...)
     diff: str = ""
+    hunks: list = field(default_factory=list)  # accepted: change_summary.Hunk, each with what it does
+    diff_size: dict | None = None  # accepted: {"added", "removed", "hunks"}
     ratio: float | None = None  # candidate / baseline of the run's decision metric (RunView.metric)
     ratio_low: float | None = None
     ratio_high: float | None = None
@@ -105,7 +123,7 @@ class TrialView:
     # What else the ledger says about this candidate, shown as it is: the screening interval of a
     # confirmed candidate, kernel and sum ratios, outputs checked, the ordering's named factors...
     evidence: list[tuple[str, str]] = field(default_factory=list)
-    # Its place in the search's order (optimize/loop.py): the score and its named factors, when recorded.
+    # Its place in the search's order (optimize/stages/build.py): the score and its named factors, when recorded.
     score: float | None = None
     factors: str = ""
 
@@ -127,6 +145,8 @@ class TrialView:
 
     @property
     def label(self) -> str:
+        if self.name:
+            return self.name
         what = f"{self.rule} x{self.factor}" if self.factor else self.rule
         where = f"{self.kernel} loop {self.loop_id}" if self.loop_id else self.kernel
         return f"{where}: {what}" if where else what
@@ -168,7 +188,7 @@ class RunView:
     confidence: float | None = None  # --confidence: of the intervals shown
     effective_min_gain: float | None = None  # as used: raised to the A/A noise floor
     noise_floor: float | None = None  # the A/A noise floor (a fraction)
-    noise_retake: str = ""  # the floor's last re-take from the race's pairs, in words (loop._retake_floor)
+    noise_retake: str = ""  # the floor's last re-take from the race's pairs, in words (stages/screen.py _retake_floor)
     noise_interval: tuple[float, float] | None = None  # the A/A ratio's interval (twin / baseline)
     stop_reason: str = ""
     elapsed_s: float | None = None
@@ -179,6 +199,8 @@ class RunView:
     baseline_profiles: list[Path] = field(default_factory=list)  # the reference round's profile databases
     before_after: dict | None = None  # original vs final per kernel (`rocm-perf compare`'s JSON), when kept
     search: str = ""  # how the candidates were searched (compile first, race), one line; "" before that search
+    # A reproducer's run: what the replay measured, and what the whole program said (stages/whole_program.py).
+    replay: list[str] = field(default_factory=list)
     close_calls: list[dict] = field(default_factory=list)  # unproven, read faster than the bar (optimize/close_calls.py)
     alternatives: list[dict] = field(default_factory=list)  # screened winners that added nothing (optimize/alternatives.py)
 
@@ -470,7 +492,7 @@ def _close_calls(ledger) -> list[dict]:
 
 
 def _search_note(ledger) -> str:
-    """One line on how the candidates were searched (optimize/loop.py: compile first, race, carry)."""
+    """One line on how the candidates were searched (optimize/stages/: compile first, race, carry)."""
     from rocm_perf.optimize.artifacts import search_summary
 
     trials = ledger.trials()
@@ -538,7 +560,7 @@ def load_run(run_dir: Path) -> RunView:
             before = baselines[t.generation].resources if t.generation < len(baselines) else {}
             symbols = {k["symbol"] for k in top if k.get("kernel") == t.kernel}
             view.trials.append(TrialView(
-                id=str(t.id), kernel=t.kernel, loop_id=t.loop_id, rule=t.rule, factor=t.factor, decision=decision,
+                id=str(t.id), kernel=t.kernel, name=t.label if t.proposer != "rules" else "", loop_id=t.loop_id, rule=t.rule, factor=t.factor, decision=decision,
                 reason=t.reason, detail=t.detail, diff=t.diff,
                 ratio=iv["estimate"] if iv else None, ratio_low=iv["low"] if iv else None, ratio_high=iv["high"] if iv else None,
                 accept_below=1 - float(min_gain) if min_gain is not None else None,
@@ -550,6 +572,9 @@ def load_run(run_dir: Path) -> RunView:
                 phase=phase if iv else "", rounds=points, evidence=_evidence_lines(t, phase),
                 **_order_of(t),
             ))
+            if t.status == "accepted":
+                view.trials[-1].hunks = trial_hunks(run_dir, ledger, t)
+                view.trials[-1].diff_size = diff_size(t.diff)
         diff_path = run_dir / "accepted.diff"
         view.accepted_diff = diff_path.read_text(encoding="utf-8", errors="replace") if diff_path.exists() else ""
         view.environment = _environment(run_dir)
@@ -570,6 +595,9 @@ def load_run(run_dir: Path) -> RunView:
         view.hot_source = _hot_source(run_dir)
         if ledger.get("loop_heat_note"):
             view.notes.append(f"{ledger.get('loop_heat_note')}: loops were ordered by their nesting depth")
+        outside = outside_summary(run_dir)
+        if outside:
+            view.notes.append(outside_line(outside)[2:])
         view.cold_loops = list(ledger.get("cold_loops") or [])
         view.kernel_times, view.kernel_times_from = _kernel_times(ledger)
         view.baseline_profiles = _baseline_profiles(run_dir)
@@ -577,6 +605,10 @@ def load_run(run_dir: Path) -> RunView:
         view.search = _search_note(ledger)
         view.close_calls = _close_calls(ledger)
         view.alternatives = alternatives(trials, baselines)
+        measured, said = replay_words({"replay": ledger.get("replay"), "whole_program": ledger.get("whole_program")})
+        if measured:
+            view.replay = [f"measured on the replay of {measured}: the speed-up above is the kernel's",
+                           f"on the whole program: {said}"]
         return view
     finally:
         ledger.close()

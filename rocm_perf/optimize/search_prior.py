@@ -96,3 +96,11 @@ def open_prior(runs_root: Path) -> SearchPrior | None:
         return SearchPrior(Path(runs_root) / PRIOR_NAME)
     except (RocmPerfError, OSError):
         return None
+
+
+def prior_root(run_dir: Path) -> Path:
+    """Where the search prior of a run lives: the sweep directory it belongs to, else the runs root."""
+    for parent in list(Path(run_dir).parents)[:4]:
+        if (parent / "sweep.db").exists():
+            return parent
+    return Path(run_dir).parent

@@ -2,7 +2,7 @@
 
 The race (racing.py) on every candidate, then the close calls to settle (close_calls.to_settle),
 then per loop the screened candidates by estimate, each confirmed on fresh pairs at
-alpha / (k (k + 1)) until one per loop is accepted: the order and rules of loop.py, on pairs drawn
+alpha / (k (k + 1)) until one per loop is accepted: the order and rules of the loop's stages (optimize/stages/), on pairs drawn
 from known true ratios, so that find rates, costs and false accepts can be counted.
 """
 
@@ -88,7 +88,7 @@ def simulate_search(candidates: list[Synthetic], plan: RacePlan, confirm_plan: a
                 k = len(confirmations) + 1
                 level = acc.confirmation_alpha(plan.alpha, k)
                 fresh = confirm_plan.with_alpha(level)
-                if call.id in settled:  # a close call's confirmation ends sooner (loop._confirm_one)
+                if call.id in settled:  # a close call's confirmation ends sooner (stages/confirm.py)
                     fresh = fresh.ending_by(settle_limit(settle_max_pairs))
                 b, c = draw(truth[call.id], fresh.max_rounds)
                 decision = acc.run_sequential(zip(b, c), fresh)
@@ -117,7 +117,7 @@ def _close_calls_to_settle(racers: dict[int, Racer], calls: dict[int, Call], dec
     for rid, call in calls.items():
         if call.verdict == acc.ACCEPT or call.interval is None:
             continue
-        status = "rejected"  # the loop files every racer it stopped so (loop._record_racer)
+        status = "rejected"  # the loop files every racer it stopped so (stages/screen.py _record_racer)
         evidence = {"screen": {"critical_path": call.interval.to_json()}}
         r = racers[rid]
         cc = close_call(rid, str(rid), status, call.reason, call.detail, evidence, 1.0 - plan.min_gain,

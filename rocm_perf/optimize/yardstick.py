@@ -14,7 +14,7 @@ baseline's over the pairs of a look (the direction that flatters it), the accept
 on the plain metric (cpu-path) over the same pairs at the same look; otherwise the test goes on to
 its next look, and the candidate is rejected at the last look or where the plain metric's test
 rejects. The rule only ever withholds an accept, so the test's false-accept level stands; it sees a
-shift only as far as the plain metric's noise over those pairs lets it (README, "Measurement").
+shift only as far as the plain metric's noise over those pairs lets it (docs/measurement.md).
 """
 
 from __future__ import annotations

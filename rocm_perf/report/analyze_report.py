@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from pathlib import Path
+try:
+    import tomllib  # novermin: Python 3.11+; tomli below is the same parser for 3.10
+except ModuleNotFoundError:
+    import tomli as tomllib
 
 from rich import box
 from rich.console import Console

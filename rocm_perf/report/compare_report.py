@@ -3,7 +3,6 @@ as compare.json and as compare.md (ready for a pull request). Numbers from analy
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,9 @@ from rocm_perf.atomic_file import write_atomic
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.report.metadata import USER_KEYS, build_metadata
 from rocm_perf.trace.load import load_trace
+from rocm_perf.trace.model import Trace
 from rocm_perf.trace.names import short_name
+from rocm_perf.report.json_text import json_text
 
 REGRESSION_EXIT = 1  # errors exit 2 (RocmPerfError); a regression found by --fail-on-regression exits 1
 
@@ -192,6 +193,42 @@ def render_markdown(c: Comparison, diffs: list[MetadataDifference], a_path: str,
     return "\n".join(lines) + "\n"
 
 
+def compare_document(
+    trace_a: Trace,
+    trace_b: Trace,
+    a: str,
+    b: str,
+    *,
+    strict: bool = False,
+    meta_a: dict[str, str] | None = None,
+    meta_b: dict[str, str] | None = None,
+    alpha: float = DEFAULT_ALPHA,
+    min_change_pct: float = DEFAULT_MIN_CHANGE * 100,
+) -> tuple[dict[str, Any], Comparison, list[MetadataDifference]]:
+    """compare.json's document for two loaded profiles named `a` and `b`, with the comparison and
+    the comparability differences it was made from (RocmPerfError for an empty profile, and under
+    `strict` for profiles that are not comparable)."""
+    for path, trace in ((a, trace_a), (b, trace_b)):
+        if not len(trace):
+            raise RocmPerfError(f"{path}: the profile holds no kernel dispatches: nothing to compare")
+    md_a = build_metadata(trace_a, user=meta_a)
+    md_b = build_metadata(trace_b, user=meta_b)
+    user_keys = tuple(dict.fromkeys(list(USER_KEYS) + list(meta_a or {}) + list(meta_b or {})))
+    diffs = comparability(md_a, md_b, extra_keys=user_keys)
+    blocking = [d for d in diffs if d.blocking]
+    if strict and blocking:
+        raise RocmPerfError(
+            f"{a} and {b} are not comparable (--strict): they differ in "
+            + "; ".join(f"{d.key} ({d.a!r} vs {d.b!r})" for d in blocking)
+        )
+    comparison = compare_traces(trace_a, trace_b, alpha=alpha, min_change=min_change_pct / 100.0,
+                                a_label=a, b_label=b)
+    doc: dict[str, Any] = {"a": a, "b": b, **comparison.to_json(),
+                           "comparability": [d.to_json() for d in diffs],
+                           "metadata": {"a": md_a, "b": md_b}}
+    return doc, comparison, diffs
+
+
 def run_compare(
     a: Path,
     b: Path,
@@ -210,34 +247,17 @@ def run_compare(
     if fail_on_regression is not None and fail_on_regression < 0:
         raise RocmPerfError(f"--fail-on-regression {fail_on_regression}: expected a percentage >= 0")
     trace_a, trace_b = load_trace(a), load_trace(b)
-    for path, trace in ((a, trace_a), (b, trace_b)):
-        if not len(trace):
-            raise RocmPerfError(f"{path}: the profile holds no kernel dispatches: nothing to compare")
-    md_a = build_metadata(trace_a, user=meta_a)
-    md_b = build_metadata(trace_b, user=meta_b)
-    user_keys = tuple(dict.fromkeys(list(USER_KEYS) + list(meta_a or {}) + list(meta_b or {})))
-    diffs = comparability(md_a, md_b, extra_keys=user_keys)
-    blocking = [d for d in diffs if d.blocking]
-    if strict and blocking:
-        raise RocmPerfError(
-            f"{a} and {b} are not comparable (--strict): they differ in "
-            + "; ".join(f"{d.key} ({d.a!r} vs {d.b!r})" for d in blocking)
-        )
-    comparison = compare_traces(trace_a, trace_b, alpha=alpha, min_change=min_change_pct / 100.0,
-                                a_label=str(a), b_label=str(b))
-    doc: dict[str, Any] = {"a": str(a), "b": str(b), **comparison.to_json(),
-                           "comparability": [d.to_json() for d in diffs],
-                           "metadata": {"a": md_a, "b": md_b}}
+    doc, comparison, diffs = compare_document(trace_a, trace_b, str(a), str(b), strict=strict, meta_a=meta_a,
+                                              meta_b=meta_b, alpha=alpha, min_change_pct=min_change_pct)
     found = regressions(comparison, fail_on_regression) if fail_on_regression is not None else []
     if fail_on_regression is not None:
         doc["regression_check"] = {"percent": fail_on_regression, "regressions": found}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        write_atomic(out / "compare.json", json.dumps(doc, indent=2, default=str) + "\n")
+        write_atomic(out / "compare.json", json_text(doc) + "\n")
         write_atomic(out / "compare.md", render_markdown(comparison, diffs, str(a), str(b)))
     if as_json:
-        json.dump(doc, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text(doc) + "\n")
     else:
         print_comparison(comparison, diffs, top=top, console=Console())
         if out is not None:

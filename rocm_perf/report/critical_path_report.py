@@ -7,7 +7,6 @@ critical path, next to their share of total kernel time, and the path's length a
 from __future__ import annotations
 
 import io
-import json
 import sys
 from pathlib import Path
 
@@ -20,7 +19,9 @@ from rocm_perf.errors import RocmPerfError
 from rocm_perf.report.summary_section import SummarySection
 from rocm_perf.trace.load import load_trace
 from rocm_perf.trace.model import Trace
+from rocm_perf.trace.needs import TIMELINE
 from rocm_perf.trace.names import short_name
+from rocm_perf.report.json_text import json_text
 
 SUMMARY_TOP = 10
 
@@ -102,13 +103,12 @@ def run_critical_path(
     if top is not None and top < 1:
         raise RocmPerfError(f"--top {top}: expected a positive number of kernels")
     gap_ns = None if gap_heuristic_us is None else int(round(gap_heuristic_us * 1000))
-    trace = load_trace(profile)
+    trace = load_trace(profile, TIMELINE)
     if not len(trace):
         raise RocmPerfError(f"{profile}: the profile holds no kernel dispatches")
-    result = analyze_critical_path(trace, null_stream=null_stream, gap_heuristic_ns=gap_ns)
+    result = analyze_critical_path(trace, null_stream=null_stream, gap_heuristic_ns=gap_ns, with_edges=False)
     if as_json:
-        json.dump(result_json(result, trace), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text(result_json(result, trace), default=None) + "\n")
     else:
         print_result(result, top=top, console=Console())
     return 0
@@ -123,7 +123,7 @@ def critical_path_section(trace: Trace, *, null_stream: str = "legacy", top: int
         return None
     title = "Critical path"
     try:
-        result = analyze_critical_path(trace, null_stream=null_stream)
+        result = analyze_critical_path(trace, null_stream=null_stream, with_edges=False)
     except RocmPerfError as e:
         # The kernel table is still worth having when the DAG cannot be built; say why it is missing.
         reason = f"not computed: {e}"

@@ -13,7 +13,6 @@ every network fetch, so even a mistake cannot reach out.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import os
 import re
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from rocm_perf.atomic_file import write_atomic
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.durations import duration
 from rocm_perf.optimize.alternatives import INTRO as ALTERNATIVES_INTRO
-from rocm_perf.optimize.run_view import RunView, load_run
+from rocm_perf.optimize.run_view import RunView, load_run, speedup_text
 from rocm_perf.report.figure import Figure
 from rocm_perf.report.run_figures import RunFigures, run_figures
 from rocm_perf.report.run_headline import Headline, headline
@@ -55,18 +54,6 @@ def time_ns(ns: float | None) -> str:
     if ns < 1e9:
         return f"{ns / 1e6:.4g} ms"
     return f"{ns / 1e9:.4g} s"
-
-
-def speedup_text(speedup: float | None, interval: tuple[float, float] | None) -> str:
-    if not speedup:
-        return "n/a"
-    text = f"{speedup:.3f}x"
-    if interval:
-        low, high = interval
-        low_text = f"{low:.3f}" if low > 0 else "open"  # too few rounds to bound that side
-        high_text = f"{high:.3f}" if math.isfinite(high) else "open"
-        text += f" [{low_text}, {high_text}]"
-    return text
 
 
 def dash(value) -> str:
@@ -253,6 +240,21 @@ def write_sweep_reports(sweep_dir: Path) -> None:
     """A sweep's report.html, report.md and figures/, from its ledger and its targets' runs (the sweep's hook)."""
     sweep_dir = Path(sweep_dir)
     write_reports(load_sweep_view(sweep_dir), sweep_dir / "report.html", sweep_dir / "report.md")
+
+
+RUN_FILES = ("report.md", "report.html", "summary.json", "accepted.diff", "final.cu", "metadata.json", "ledger.db")
+
+
+def report_files(target: Path, *, out_root: Path = Path("runs"), regenerate: bool = False) -> dict:
+    """The report files of a run (or sweep) directory, writing report.html, report.md and the
+    figures first when they are missing or `regenerate` asks (as `rocm-perf report` does; only in
+    that directory): {"dir", "files": {name: path} of those that exist, "figures": [paths]}."""
+    directory = resolve_report_target(Path(target), Path(out_root))
+    if regenerate or not (directory / "report.html").exists():
+        write_reports(load_view(directory), directory / "report.html", directory / "report.md")
+    figures = sorted(str(p) for p in (directory / FIGURES_DIR).glob("*")) if (directory / FIGURES_DIR).is_dir() else []
+    return {"dir": str(directory), "files": {n: str(directory / n) for n in RUN_FILES if (directory / n).exists()},
+            "figures": figures}
 
 
 def run_report(target: Path, *, html: Path | None = None, markdown: Path | None = None, out_root: Path = Path("runs")) -> int:

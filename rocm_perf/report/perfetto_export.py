@@ -22,6 +22,15 @@ from typing import IO, Any
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.report.perfetto_tracks import (
+    agent_label as _agent_label,
+    arrow_pairs,
+    cross_stream_arrows,
+    host_pid as _host_pid,
+    lanes as _lanes,
+    track_keys as _track_keys,
+    track_label as _track_label,
+)
 from rocm_perf.trace.model import MARK, PROCESS_RANGE, UNKNOWN, Trace
 
 CRITICAL_PATH_PROCESS = "critical path"
@@ -69,83 +78,12 @@ def _kernel_categories(trace: Trace) -> list[str]:
     return [categorize(s.display_name or s.name) for s in trace.symbols]
 
 
-def _critical_path(trace: Trace, null_stream: str):
-    """The DAG analysis for the path and its edges, or None (with the reason) when it cannot run."""
-    from rocm_perf.analysis.critical_path import analyze_critical_path
-
-    return analyze_critical_path(trace, null_stream=null_stream)
-
-
-def cross_stream_arrows(edges: np.ndarray, chain: np.ndarray, order: np.ndarray) -> list[tuple[int, int]]:
-    """The DAG's cross-chain (before, after) row pairs worth an arrow.
-
-    One arrow per (source, target chain): the earliest target; then per (source chain, target):
-    the latest source. Later work on a chain is ordered by the chain itself, so more arrows would
-    only repeat what program order already says (a barrier otherwise draws S x S arrows).
-    """
-    n = len(chain)
-    position = np.empty(n, dtype=np.int64)
-    position[np.asarray(order, dtype=np.int64)] = np.arange(n)
-    first_target: dict[tuple[int, int], int] = {}
-    for a, t in np.asarray(edges, dtype=np.int64).reshape(-1, 2).tolist():
-        if chain[a] == chain[t]:
-            continue
-        key = (a, int(chain[t]))
-        if key not in first_target or position[t] < position[first_target[key]]:
-            first_target[key] = t
-    last_source: dict[tuple[int, int], int] = {}
-    for (a, _), t in first_target.items():
-        key = (int(chain[a]), t)
-        if key not in last_source or position[a] > position[last_source[key]]:
-            last_source[key] = a
-    return sorted((a, t) for (_, t), a in last_source.items())
-
-
 def _dependency_arrows(trace: Trace, cp: Any, null_stream: str) -> list[tuple[int, int]]:
     """Arrows for the critical-path analysis' dependency edges, chains and order from the same DAG."""
     from rocm_perf.analysis.dag import build_dispatch_dag
 
     dag = build_dispatch_dag(trace, null_stream=null_stream, gap_heuristic_ns=getattr(cp, "gap_heuristic_ns", None))
     return cross_stream_arrows(cp.dependency_edges, dag.chain, dag.order)
-
-
-def _track_keys(trace: Trace) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
-    """Per dispatch row, the index of its (agent, queue, stream) track; and the tracks in order.
-
-    Column by column into one integer code (a row-wise unique over an (n, 3) array would copy
-    the columns several times over)."""
-    if not len(trace):
-        return np.zeros(0, dtype=np.int64), []
-    code = np.zeros(len(trace), dtype=np.int64)
-    values = []
-    for column in (trace.agent, trace.queue, trace.stream):
-        distinct, inverse = np.unique(column, return_inverse=True)
-        code *= len(distinct)
-        code += inverse.reshape(-1)
-        values.append(distinct)
-        del inverse
-    unique_codes, track = np.unique(code, return_inverse=True)
-    tracks = []
-    for c in unique_codes.tolist():
-        c, s = divmod(c, len(values[2]))
-        a, q = divmod(c, len(values[1]))
-        tracks.append((int(values[0][a]), int(values[1][q]), int(values[2][s])))
-    return track.reshape(-1), tracks
-
-
-def _agent_label(trace: Trace, agent_id: int) -> str:
-    for a in trace.agents:
-        if a.id == agent_id:
-            name = f"{a.type} agent {agent_id}: {a.name}"
-            return f"{name} ({a.product})" if a.product and a.product != a.name else name
-    return f"GPU agent {agent_id}" if agent_id != UNKNOWN else "GPU (agent unknown)"
-
-
-def _track_label(queue: int, stream: int) -> str:
-    parts = []
-    parts.append(f"stream {stream}" if stream != UNKNOWN else "stream ?")
-    parts.append(f"queue {queue}" if queue != UNKNOWN else "queue ?")
-    return " · ".join(parts)
 
 
 def export_perfetto(
@@ -155,19 +93,30 @@ def export_perfetto(
     critical_path: Any = None,
     categories: list[str] | None = None,
     null_stream: str = "legacy",
+    arrows: np.ndarray | None = None,
 ) -> ExportCounts:
-    """Write `trace` as trace-event JSON to `out` (via a temp file and a rename).
+    """Write `trace` to `out` (via a temp file and a rename): Perfetto's protobuf format when the name
+    ends in `.pftrace` (perfetto_pftrace.py), else Chrome trace-event JSON.
 
     `critical_path` is a CriticalPathResult (or None: no path track, no dependency arrows);
-    `categories` names a category per kernel symbol (or None: no category argument).
+    `categories` names a category per kernel symbol (or None: no category argument); `arrows` are
+    the dependency arrows' (before, after) rows when the caller has them (else made from the
+    critical path's edges and a DAG built again).
     """
     counts = ExportCounts(path=out)
+    if critical_path is not None and arrows is None:
+        arrows = np.asarray(_dependency_arrows(trace, critical_path, null_stream), dtype=np.int64).reshape(-1, 2)
+    if is_pftrace(out):
+        from rocm_perf.report.perfetto_pftrace import export_pftrace
+
+        export_pftrace(trace, out, counts, critical_path=critical_path, arrows=arrows, categories=categories)
+        return counts
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     try:
         with open(tmp, "w", encoding="utf-8", buffering=WRITE_BUFFER) as f:
             f.write('{"traceEvents":[')
             first = [True]
-            origin = _write_events(f, first, trace, critical_path, categories, counts, null_stream)
+            origin = _write_events(f, first, trace, critical_path, categories, counts, arrows)
             f.write("\n],\n")
             other = {
                 "exporter": "rocm-perf",
@@ -198,16 +147,8 @@ def _origin(trace: Trace) -> int:
     return min(starts) if starts else 0
 
 
-def _host_pid(trace: Trace, taken: set[int]) -> int:
-    pid = trace.metadata.get("pid")
-    try:
-        pid = int(pid)
-    except (TypeError, ValueError):
-        pid = 0
-    return pid if pid > 0 and pid not in taken else max(taken, default=0) + 1
-
-
-def _write_events(out, first, trace: Trace, cp: Any, categories: list[str] | None, counts: ExportCounts, null_stream: str) -> int:
+def _write_events(out, first, trace: Trace, cp: Any, categories: list[str] | None, counts: ExportCounts,
+                  arrows: np.ndarray | None) -> int:
     origin = _origin(trace)
     track_of_row, tracks = _track_keys(trace)
     agents = sorted({t[0] for t in tracks})
@@ -265,8 +206,8 @@ def _write_events(out, first, trace: Trace, cp: Any, categories: list[str] | Non
     if trace.markers is not None and len(trace.markers):
         _write_markers(out, first, trace, origin, host_pid, pid_of_agent, tid_of_track, tracks, counts)
 
-    if cp is not None:
-        for a, b in _dependency_arrows(trace, cp, null_stream):
+    if cp is not None and arrows is not None:
+        for a, b in np.asarray(arrows, dtype=np.int64).reshape(-1, 2).tolist():
             flow_id += 1
             for row, ph in ((a, "s"), (b, "f")):
                 agent, queue, stream = tracks[int(track_of_row[row])]
@@ -341,24 +282,6 @@ def _write_host_tracks(out, first, trace: Trace, host_pid: int) -> None:
         tids.update(int(t) for t in np.unique(m.tid[host]).tolist())
     for tid in sorted(tids):
         _event(out, first, {"name": "thread_name", "ph": "M", "pid": host_pid, "tid": tid, "args": {"name": f"thread {tid}"}})
-
-
-def _lanes(starts: list[int], ends: list[int]) -> list[int]:
-    """A lane per interval such that intervals of one lane are nested or disjoint (first fit by start)."""
-    lanes: list[list[int]] = []  # per lane: the ends of its open intervals (a stack)
-    out = []
-    for s, e in zip(starts, ends):
-        for i, stack in enumerate(lanes):
-            while stack and stack[-1] <= s:
-                stack.pop()
-            if not stack or e <= stack[-1]:
-                stack.append(e)
-                out.append(i)
-                break
-        else:
-            lanes.append([e])
-            out.append(len(lanes) - 1)
-    return out
 
 
 def _write_markers(out, first, trace: Trace, origin: int, host_pid: int, pid_of_agent, tid_of_track, tracks,
@@ -456,22 +379,43 @@ def _write_api(out, first, trace: Trace, origin: int, host_pid: int, pid_of_agen
     return flow_id
 
 
+PFTRACE_SUFFIXES = (".pftrace", ".perfetto-trace", ".pb")
+
+
+def is_pftrace(path: Path) -> bool:
+    """Whether an output name asks for Perfetto's protobuf format rather than JSON."""
+    return Path(path).suffix.lower() in PFTRACE_SUFFIXES
+
+
 def run_export(profile: Path, *, perfetto: Path, null_stream: str = "legacy", critical_path: bool = True) -> int:
-    """`rocm-perf export PROFILE --perfetto OUT.json`: read any profile format, write the JSON."""
+    """`rocm-perf export PROFILE --perfetto OUT.json|OUT.pftrace`: read any profile format, write the trace."""
+    from rocm_perf.analysis.critical_path import analyze_critical_path
+    from rocm_perf.analysis.dag import build_dispatch_dag
     from rocm_perf.trace.load import load_trace
 
+    if perfetto.parent and not perfetto.parent.exists():
+        raise RocmPerfError(f"{perfetto}: the folder {perfetto.parent} does not exist")
     trace = load_trace(profile)
     if not len(trace) and (trace.api is None or not len(trace.api)):
         raise RocmPerfError(f"{profile}: the profile holds no kernel dispatches and no API calls: nothing to export")
-    if perfetto.parent and not perfetto.parent.exists():
-        raise RocmPerfError(f"{perfetto}: the folder {perfetto.parent} does not exist")
-    cp = _critical_path(trace, null_stream) if critical_path and len(trace) else None
-    counts = export_perfetto(trace, perfetto, critical_path=cp, categories=_kernel_categories(trace), null_stream=null_stream)
+    cp, arrows = None, None
+    if critical_path and len(trace):
+        dag = build_dispatch_dag(trace, null_stream=null_stream)  # once, for the path and the arrows
+        cp = analyze_critical_path(trace, null_stream=null_stream, dag=dag)
+        arrows = arrow_pairs(cp.dependency_edges, dag.chain, dag.order)
+        del dag
+    counts = export_perfetto(trace, perfetto, critical_path=cp, categories=_kernel_categories(trace),
+                             null_stream=null_stream, arrows=arrows)
     print(
         f"wrote {perfetto}: {counts.kernel_slices} kernel slices on {counts.tracks} tracks, "
         f"{counts.api_slices} API calls, {counts.launch_flows} launch arrows, "
         f"{counts.dependency_flows} cross-stream arrows, {counts.critical_slices} slices on the critical path"
         + (f", {counts.range_slices} ranges and {counts.marks} marks" if counts.range_slices or counts.marks else "")
     )
-    print("open it at https://ui.perfetto.dev (Open trace file); times are microseconds from the first event")
+    if is_pftrace(perfetto):
+        print("open it at https://ui.perfetto.dev (Open trace file); times are the profile's own nanoseconds")
+    else:
+        print("open it at https://ui.perfetto.dev (Open trace file); times are microseconds from the first event"
+              + ("; for large profiles OUT.pftrace (Perfetto's protobuf format) is a fraction of the size"
+                 if counts.kernel_slices > 1_000_000 else ""))
     return 0

@@ -20,6 +20,7 @@ from rocm_perf.backends.base import Backend
 from rocm_perf.process import last_lines
 from rocm_perf.backends.select import select_backend
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.reproducer import DEFAULT_PASSES, is_reproducer, replay_args
 from rocm_perf.trace.load import load_trace
 
 SOURCE_SUFFIXES = (".cu", ".hip", ".cpp", ".cc", ".cxx")
@@ -55,6 +56,22 @@ def _program(target: Path, backend: Backend, baseline: Path, cflags: str, timeou
     if not os.access(target, os.X_OK):
         raise RocmPerfError(f"{target}: neither a HIP source ({', '.join(SOURCE_SUFFIXES)}) nor an executable program")
     return target.resolve(), False
+
+
+def _replay_program(target: Path, backend: Backend, baseline: Path, cflags: str, timeout: float) -> Path:
+    """A reproducer's harness, built (rocm_perf/reproducer.py, backends/replay_build.py)."""
+    from rocm_perf.backends.replay_build import build_replay
+    from rocm_perf.reproducer import read_manifest
+
+    reproducer = read_manifest(target)
+    if reproducer.backend != backend.name:
+        raise RocmPerfError(f"{target}: captured on the {reproducer.backend} backend; profile it there "
+                            f"(--backend {reproducer.backend})")
+    try:
+        flags = shlex.split(cflags)
+    except ValueError as e:
+        raise RocmPerfError(f"--cflags {cflags!r}: {e}") from e
+    return build_replay(backend, reproducer, baseline / "build", flags=flags, timeout=timeout).executable
 
 
 def _critical_path(trace) -> dict | None:
@@ -115,16 +132,32 @@ def _collect_counters(chosen: Backend, argv: list[str], request: str, traced, ru
 
 
 def _project_program(project: Path, build: str, run: str, max_files: int, backend: Backend, baseline: Path,
-                     timeout: float) -> tuple[list[str], Path, dict[str, str]]:
-    """A project copied into the run and built there: (the run command's argv, where it runs, its env)."""
-    from rocm_perf.optimize.project import build_environment, build_tree, copy_files, project_files, run_argv
+                     timeout: float, with_paths: list[str] | None = None) -> tuple[list[str], Path, dict[str, str]]:
+    """A project copied into the run and built there: (the run command's argv, where it runs, its env).
+    What its build reads outside the project (`with_paths`, and what the build shows it needs) is
+    copied in read-only beside the copy (optimize/outside.py)."""
+    from rocm_perf.optimize.outside import run_command_paths, run_store, with_paths_relative
+    from rocm_perf.optimize.project import build_copy, build_environment, copy_files, project_files, run_argv
 
     files = project_files(project, max_files)
+    # --with, and the files the run command names outside the project (`./main ../x-cuda/data.csv`)
+    outside = list(dict.fromkeys(with_paths_relative(project, with_paths or []) + run_command_paths(project, run)))
+    store = run_store(baseline.parent, project)
+    store.add(outside, max_files)
     tree = baseline / "tree"
-    copy_files(project, files, tree)
     env = build_environment(backend, baseline.parent / "bin")
-    build_tree(tree, build, env, timeout, baseline / "build.log", str(project))
+    build_copy(lambda dest: copy_files(project, files, dest), tree, build, env, timeout, baseline / "build.log",
+               str(project), store=store, discover=True, limit=max_files)
+    report_outside(store)
     return run_argv(run), tree, env
+
+
+def report_outside(store) -> None:
+    """One line on what the build read outside the project, when it read anything."""
+    if store.files:
+        shown = ", ".join(sorted(store.files)[:3]) + (" ..." if len(store.files) > 3 else "")
+        print(f"rocm-perf: the build reads {len(store.files)} file(s) outside the project ({shown}): copied read-only "
+              f"into {store.directory}", file=sys.stderr)
 
 
 def run_profile(
@@ -144,6 +177,8 @@ def run_profile(
     build: str | None = None,
     run: str | None = None,
     max_files: int = 5000,
+    replay_passes: int = DEFAULT_PASSES,
+    with_paths: list[str] | None = None,
 ) -> int:
     """Profile `target` (or a project: its tree built with `build`, running `run`); returns 0, or 1
     when the program fails its own check (non-zero exit).
@@ -152,6 +187,7 @@ def run_profile(
     profiler passes as the counters need), joined per dispatch and analyzed into run_dir/analysis/.
     With instruction-level evidence (the host sampler, `pc_sampling`, `att`) the hot loops and
     lines of the last round are printed too and written to hotspots.json."""
+    from rocm_perf.optimize.artifacts import outside_summary
     from rocm_perf.report.summary import build_summary, print_summary, write_artifacts
 
     if rounds < 1:
@@ -164,8 +200,8 @@ def run_profile(
                                 "program runs, from the top of the tree)")
     elif target is None:
         raise RocmPerfError("profile: name a source or a program to profile, or a --project")
-    elif build or run:
-        raise RocmPerfError("profile: --build and --run go with --project DIR")
+    elif build or run or with_paths:
+        raise RocmPerfError("profile: --build, --run and --with go with --project DIR")
     target = Path(project if project is not None else target)
     chosen = select_backend(backend, sample=sample, pc_sampling=pc_sampling, att=att, warp_size=warp_size)
     if counters and not chosen.has_counters:
@@ -177,9 +213,15 @@ def run_profile(
     baseline.mkdir()
     cwd, env = None, None
     if project is not None:
-        argv, cwd, env = _project_program(target, build, run, max_files, chosen, baseline, timeout)
+        argv, cwd, env = _project_program(target, build, run, max_files, chosen, baseline, timeout, with_paths)
         argv = ["/bin/sh", "-c", f"cd {shlex.quote(str(cwd.resolve()))} && {run}"]  # also for the counter round
         built = True
+    elif is_reproducer(target):  # `rocm-perf isolate`'s folder: its harness replays the captured dispatch
+        if program_args:
+            raise RocmPerfError(f"{target}: a reproducer replays its captured dispatch and takes no program arguments")
+        if replay_passes < 1:
+            raise RocmPerfError(f"--replay-passes {replay_passes}: must be at least 1")
+        argv, built = [str(_replay_program(target, chosen, baseline, cflags, timeout)), *replay_args(target, replay_passes)], True
     else:
         executable, built = _program(target, chosen, baseline, cflags, timeout)
         argv = [str(executable), *(program_args or [])]
@@ -237,6 +279,7 @@ def run_profile(
         "digests_agree_across_rounds": digests_agree,
         **summary.kernel_table_json(),
         **({"counter_round": counter_round} if counter_round else {}),
+        **({"outside": outside} if (outside := outside_summary(run_dir)) else {}),
     })
     _write_json(run_dir / "metadata.json", {"environment": _environment(target, chosen),
                                             "command": sys.argv, "backend": chosen.name})

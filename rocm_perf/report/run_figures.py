@@ -78,7 +78,10 @@ def kernel_label(name: str, width: int = 34) -> str:
 
 
 def candidate_label(t: TrialView) -> str:
-    """Trial, loop, rule and factor in one short line (a combination names its parts)."""
+    """Trial, loop, rule and factor in one short line (a combination names its parts; a patch or a
+    tunable's values go by their proposer's name)."""
+    if t.name:
+        return f"#{t.id} {t.name}"[:60]
     if not t.loop_id and not t.factor:
         return f"#{t.id} {t.rule or t.label}"[:60]
     line = t.loop_id.rsplit(":", 1)[-1] if t.loop_id else ""

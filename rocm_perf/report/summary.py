@@ -23,6 +23,8 @@ from rocm_perf.report.metadata import build_metadata
 from rocm_perf.report.summary_section import SummarySection
 from rocm_perf.trace.load import load_trace
 from rocm_perf.trace.model import MARK, Trace
+from rocm_perf.trace.needs import SUMMARY, SUMMARY_BY_PHASE
+from rocm_perf.report.json_text import json_text
 
 
 @dataclass
@@ -99,7 +101,7 @@ def run_summary(
     fold_range_numbers: bool = True,
 ) -> int:
     """Load `profile`, print its summary (table or JSON), write the artifacts into `out`. Returns the exit code."""
-    trace = load_trace(profile)
+    trace = load_trace(profile, SUMMARY_BY_PHASE if by_phase else SUMMARY)
     if len(trace) == 0:
         raise RocmPerfError(f"{profile}: the profile holds no kernel dispatches ({no_dispatch_hint(trace)})")
     summary = build_summary(trace, expect_arch=expect_arch, meta=meta, by_phase=by_phase, top=top,
@@ -107,10 +109,7 @@ def run_summary(
     if out is not None:
         write_artifacts(summary, out)
     if as_json:
-        doc = {"metadata": summary.metadata, **summary.kernel_table_json()}
-        doc.update({s.key: s.data for s in summary.sections})
-        json.dump(doc, sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text(summary_json(summary)) + "\n")
     else:
         print_summary(summary, top=top, console=Console())
         ranges = 0 if trace.markers is None else int((trace.markers.kind != MARK).sum())
@@ -120,6 +119,14 @@ def run_summary(
         if out is not None:
             print(f"wrote {out / 'kernel_table.json'}, {out / 'profile_summary.md'}, {out / 'profile_metadata.json'}")
     return 0
+
+
+def summary_json(summary: Summary) -> dict[str, Any]:
+    """What `summary --json` prints: the metadata, the kernel table and each section's data (the
+    Python API's `rp.summary(...).to_dict()` and the MCP `summary` tool)."""
+    doc = {"metadata": summary.metadata, **summary.kernel_table_json()}
+    doc.update({s.key: s.data for s in summary.sections})
+    return doc
 
 
 def no_dispatch_hint(trace: Trace) -> str:

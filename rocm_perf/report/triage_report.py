@@ -252,10 +252,10 @@ def write_triage(t: Triage, out: Path) -> list[Path]:
     return [out / n for n in files]
 
 
-def run_triage(profile: Path, *, out: Path | None = None, expect_arch: str | None = None,
-               meta: dict[str, str] | None = None, top: int = 10, short_us: float = DEFAULT_SHORT_NS / 1000,
-               max_gap_us: float = DEFAULT_MAX_GAP_NS / 1000, as_json: bool = False) -> int:
-    """Load `profile`, triage it, print the compact answer and write the artifacts. Returns the exit code."""
+def triage_profile(profile: Path, *, expect_arch: str | None = None, meta: dict[str, str] | None = None,
+                   top: int = 10, short_us: float = DEFAULT_SHORT_NS / 1000,
+                   max_gap_us: float = DEFAULT_MAX_GAP_NS / 1000) -> Triage:
+    """Load `profile` and triage it (RocmPerfError, one line, on bad settings or a profile without dispatches)."""
     if top < 1:
         raise RocmPerfError(f"--top {top}: expected a positive number")
     if short_us <= 0 or max_gap_us < 0:
@@ -263,13 +263,25 @@ def run_triage(profile: Path, *, out: Path | None = None, expect_arch: str | Non
     trace = load_trace(profile)
     if not len(trace):
         raise RocmPerfError(f"{profile}: the profile holds no kernel dispatches ({no_dispatch_hint(trace)})")
-    t = triage(trace, expect_arch=expect_arch, meta=meta, short_ns=int(short_us * 1000),
-               max_gap_ns=int(max_gap_us * 1000), top=top)
+    return triage(trace, expect_arch=expect_arch, meta=meta, short_ns=int(short_us * 1000),
+                  max_gap_ns=int(max_gap_us * 1000), top=top)
+
+
+def triage_document(t: Triage) -> dict[str, Any]:
+    """`rocm-perf triage --json`: the metadata, the kernel table and the overlap and fuse opportunities
+    (the Python API's `rp.triage(...).to_dict()` and the MCP `triage` tool)."""
+    return {"metadata": t.summary.metadata, "kernel_table": t.summary.kernel_table_json(),
+            "overlap_opportunities": t.overlap_json(), "fuse_opportunities": t.fuse_json()}
+
+
+def run_triage(profile: Path, *, out: Path | None = None, expect_arch: str | None = None,
+               meta: dict[str, str] | None = None, top: int = 10, short_us: float = DEFAULT_SHORT_NS / 1000,
+               max_gap_us: float = DEFAULT_MAX_GAP_NS / 1000, as_json: bool = False) -> int:
+    """Load `profile`, triage it, print the compact answer and write the artifacts. Returns the exit code."""
+    t = triage_profile(profile, expect_arch=expect_arch, meta=meta, top=top, short_us=short_us, max_gap_us=max_gap_us)
     written = write_triage(t, out) if out is not None else []
     if as_json:
-        doc = {"metadata": t.summary.metadata, "kernel_table": t.summary.kernel_table_json(),
-               "overlap_opportunities": t.overlap_json(), "fuse_opportunities": t.fuse_json()}
-        json.dump(doc, sys.stdout, indent=2, default=str)
+        json.dump(triage_document(t), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     else:
         print_triage(t, top=top, console=Console())

@@ -10,6 +10,7 @@ from pathlib import Path
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.source.analysis import SourceAnalysis, analyze_source
 from rocm_perf.source.guards import failed, guard_candidate
+from rocm_perf.source.libclang_check import require_libclang
 from rocm_perf.source.loops import LoopInfo
 from rocm_perf.source.rewrite import make_candidate
 from rocm_perf.source.rules import Rule, applicable_rules, load_rules
@@ -92,11 +93,28 @@ def format_loops(report: dict, analysis: SourceAnalysis) -> str:
     return "\n".join(lines)
 
 
+def loops_document(source: Path, *, kernel: str | None = None, cflags: str = "") -> dict:
+    """`loops --json` of `source` as data (the MCP `loops` tool)."""
+    return loops_report(analyze_source(Path(source), cflags), load_rules(), kernel)
+
+
 def run_loops(source: Path, *, kernel: str | None = None, cflags: str = "", as_json: bool = False) -> int:
+    require_libclang()
     analysis = analyze_source(Path(source), cflags)
     report = loops_report(analysis, load_rules(), kernel)
     print(json.dumps(report, indent=2) if as_json else format_loops(report, analysis))
     return 0
+
+
+def rewrite_preview(source: Path, *, loop_id: str, rule: str, factor: int, cflags: str = "") -> dict:
+    """One rewrite candidate of `source` as data, never written anywhere (the MCP `rewrite_preview`
+    tool): the diff `rewrite` prints, each guard's verdict, and whether every guard passed."""
+    source = Path(source)
+    candidate = make_candidate(source, analyze_source(source, cflags), loop_id, rule, factor, rules=load_rules())
+    verdicts = guard_candidate(candidate, cflags)
+    return {"source": str(source), "loop": loop_id, "rule": rule, "factor": factor, "diff": candidate.diff,
+            "guards": [{"name": v.name, "ok": v.ok, "reason": v.reason} for v in verdicts],
+            "all_guards_pass": not failed(verdicts)}
 
 
 def run_rewrite(
@@ -107,10 +125,12 @@ def run_rewrite(
     source = Path(source)
     if write is not None and write.resolve() == source.resolve():
         raise RocmPerfError(f"--write {write}: that is the input file; rewrite never modifies it (use `rocm-perf apply`)")
+    require_libclang()
     analysis = analyze_source(source, cflags)
     candidate = make_candidate(source, analysis, loop_id, rule, factor, rules=load_rules())
     verdicts = guard_candidate(candidate, cflags)
     sys.stdout.write(candidate.diff)
+    print(candidate.summary + (f"; formatted with {candidate.formatted}" if candidate.formatted else ""), file=sys.stderr)
     for v in verdicts:
         print(f"guard {v.name}: {'ok' if v.ok else 'FAILED'} ({v.reason})", file=sys.stderr)
     bad = failed(verdicts)

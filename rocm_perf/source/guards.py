@@ -76,6 +76,10 @@ def _outermost_in(analysis: SourceAnalysis, begin: int, end: int, kernel: str):
     return [l for l in inside if l.parent_id not in ids], inside
 
 
+def _text_of(data: bytes, loop) -> str:
+    return " ".join(data[loop.start : loop.end].decode(errors="replace").split())
+
+
 def check_structure(c: Candidate, after: SourceAnalysis) -> list[GuardVerdict]:
     verdicts = []
     loop, (old_begin, old_end), (new_begin, new_end) = c.loop, c.region, c.new_region
@@ -100,8 +104,11 @@ def check_structure(c: Candidate, after: SourceAnalysis) -> list[GuardVerdict]:
     )
 
     barrier_loops = [l for l in inside if l.flags.has_barrier]
-    outer_ids = {l.id for l in outer}
-    bad = [l for l in barrier_loops if not (loop.uniform_trip_count if l.id in outer_ids else l.uniform_trip_count)]
+    # The generated loops (main, remainder) stand for the rewritten one, whose header the analysis
+    # may no longer read as uniform; a copy of a loop nested in it is judged by its own header.
+    nested = {_text_of(c.original, l) for l in c.analysis.loops if l.parent_id == loop.id}
+    generated = {l.id for l in outer if _text_of(c.rewritten, l) not in nested}
+    bad = [l for l in barrier_loops if not (loop.uniform_trip_count if l.id in generated else l.uniform_trip_count)]
     if bad:
         verdicts.append(GuardVerdict("barriers_uniform", False,
                                      f"loop at line {bad[0].line} has a barrier but its trip count may differ between threads of a block"))  # fmt: skip

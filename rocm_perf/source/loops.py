@@ -29,6 +29,7 @@ from rocm_perf.source.cursors import (
     walk,
 )
 from rocm_perf.source.kernels import KernelInfo, body_of
+from rocm_perf.source.loop_scope import LoopScope, loop_scope
 from rocm_perf.source.parse import ParsedSource
 from rocm_perf.source.pragmas import macro_definitions, pragma_factor, unroll_pragma
 from rocm_perf.source.trip_count import binary_operator, evaluate_int, trip_count, unary_operator
@@ -61,6 +62,7 @@ class LoopInfo:
     body_end: int
     body_is_compound: bool
     init: str = ""  # header texts as written ("" when absent or not a for loop)
+    init_declares: bool = False  # the init declares the induction variable (`int i = 0`)
     cond: str = ""
     inc: str = ""
     induction_var: str | None = None
@@ -70,6 +72,16 @@ class LoopInfo:
     compare: str | None = None  # with the induction variable on the left
     bound: str | None = None
     compare_type: str | None = None  # the type the comparison is done in
+    compare_bits: int | None = None
+    compare_signed: bool | None = None
+    # Integer types of the start, bound and step expressions as written (before any conversion):
+    # with them the manual rule shows when its "N iterations remain" test cannot overflow.
+    start_bits: int | None = None
+    start_signed: bool | None = None
+    bound_bits: int | None = None
+    bound_signed: bool | None = None
+    step_bits: int | None = None
+    step_signed: bool | None = None
     step_op: str | None = None  # "+=", "-=", "*=", ">>=", ...
     step: str | None = None  # its operand as written ("1" for ++/--)
     start_value: int | None = None
@@ -91,6 +103,8 @@ class LoopInfo:
     at_line_start: bool = True  # nothing but whitespace before region_start on its line
     parent_id: str | None = None
     end_line: int = 0  # the line of the loop's last byte (its `}` or `;`): [line, end_line] is its range
+    scope: LoopScope = field(default_factory=LoopScope)  # where the loop sits, for a rewrite that hoists or copies
+    child_loops: int = 0  # loops directly inside this one (not inside one of those)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -208,13 +222,18 @@ class _ForAnalysis:
             decls = [c for c in init.get_children() if c.kind == CursorKind.VAR_DECL]
             if len(decls) == 1:
                 self.var = decls[0]
+                self.info.init_declares = True
                 self.info.start_value = evaluate_int(decls[0])
+                initializer = [c for c in decls[0].get_children() if c.kind.is_expression()]
+                if initializer:
+                    self.info.start_bits, self.info.start_signed = _integer_info(strip_implicit(initializer[-1]).type)
             else:
                 self.info.canonical_note = "the init declares several variables"
         elif init.kind == CursorKind.BINARY_OPERATOR and binary_operator(init) == "=":
             lhs, rhs = list(init.get_children())
             self.var = referenced_var(lhs)
             self.info.start_value = evaluate_int(rhs)
+            self.info.start_bits, self.info.start_signed = _integer_info(strip_implicit(rhs).type)
 
     def _cond(self, header: _Header) -> None:
         info, data, cond = self.info, self.parsed.data, self.cond_cursor
@@ -240,6 +259,8 @@ class _ForAnalysis:
         else:
             return
         info.compare_type = var_side.type.spelling
+        info.compare_bits, info.compare_signed = _integer_info(var_side.type)
+        info.bound_bits, info.bound_signed = _integer_info(strip_implicit(bound_side).type)
         info.bound_value = evaluate_int(bound_side)
         self.bound_cursor = bound_side
 
@@ -253,6 +274,7 @@ class _ForAnalysis:
             operand = list(inc.get_children())
             if op in ("pre++", "post++", "pre--", "post--") and operand and decl_key(referenced_var(operand[0])) == decl_key(self.var):
                 info.step_op, info.step, info.step_value = ("+=" if "++" in op else "-="), "1", 1
+                info.step_bits, info.step_signed = 32, True  # the literal 1
         elif inc.kind in (CursorKind.COMPOUND_ASSIGNMENT_OPERATOR, CursorKind.BINARY_OPERATOR):
             op = binary_operator(inc)
             lhs, rhs = list(inc.get_children())
@@ -267,6 +289,7 @@ class _ForAnalysis:
             rhs_text = text(data, op_token.extent.end.offset, header.rparen).strip()
             if op in ("+=", "-=", "*=", "/=", "<<=", ">>="):
                 info.step_op, info.step, info.step_value = op, rhs_text, evaluate_int(rhs)
+                info.step_bits, info.step_signed = _integer_info(strip_implicit(rhs).type)
             elif op == "=":
                 self._assign_step(rhs)
 
@@ -288,6 +311,7 @@ class _ForAnalysis:
             return  # from a macro: no trustworthy text
         self.info.step_op, self.info.step = op + "=", text(self.parsed.data, start, end)
         self.info.step_value = evaluate_int(step)
+        self.info.step_bits, self.info.step_signed = _integer_info(strip_implicit(step).type)
 
     def _trip_count(self) -> None:
         info = self.info
@@ -488,17 +512,18 @@ def function_loops(
     kernel_params = {decl_key(c) for c in kernel.cursor.get_children() if c.kind == CursorKind.PARM_DECL}
     loops: list[LoopInfo] = []
 
-    def visit(node: Cursor, parent: Cursor | None, enclosing: list[LoopInfo]) -> None:
+    def visit(node: Cursor, ancestors: list[Cursor], enclosing: list[LoopInfo]) -> None:
         kind = LOOP_KINDS.get(node.kind)
         inner = enclosing
         if kind is not None:
-            loops.append(_loop_info(node, parent, kind, len(loops) + 1, enclosing))
+            loops.append(_loop_info(node, ancestors, kind, len(loops) + 1, enclosing))
             inner = enclosing + [loops[-1]]
         for child in node.get_children():
             if child.kind != CursorKind.LAMBDA_EXPR:
-                visit(child, node, inner)
+                visit(child, ancestors + [node], inner)
 
-    def _loop_info(node: Cursor, parent: Cursor | None, kind: str, ordinal: int, enclosing: list[LoopInfo]) -> LoopInfo:
+    def _loop_info(node: Cursor, ancestors: list[Cursor], kind: str, ordinal: int, enclosing: list[LoopInfo]) -> LoopInfo:
+        parent = ancestors[-1] if ancestors else None
         body = list(node.get_children())[-1] if kind != "do" else list(node.get_children())[0]
         start = node.extent.start.offset
         end = _loop_end(data, node, kind, body)
@@ -550,12 +575,16 @@ def function_loops(
                 var = next((c for c in node.get_children() if c.kind == CursorKind.VAR_DECL), None)
                 info.induction_var = var.spelling if var is not None else None
         info.flags = body_flags(body, fa.var if fa else None, barriers)
+        if kind == "for" and info.canonical:
+            info.scope = loop_scope(parsed, node, ancestors, body, fa.var)
         info.uniform_trip_count = _uniform(fa, info, kernel_params)
         return info
 
     body = body_of(function)
     if body is not None:
-        visit(body, function, [])
+        visit(body, [function], [])
+    for info in loops:
+        info.child_loops = sum(1 for other in loops if other.parent_id == info.id)
     return loops
 
 

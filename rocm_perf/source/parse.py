@@ -27,6 +27,15 @@ _JOINED_FLAGS = ("-D", "-U", "-I", "-std=", "-isystem", "-iquote", "-include")
 _SEPARATE_FLAGS = ("-D", "-U", "-I", "-isystem", "-iquote", "-include")
 
 
+class ParseError(RocmPerfError):
+    """A source that does not parse; `errors` holds each error diagnostic in the parsed file as
+    (line, column, message), so that a guard can name the first one's line."""
+
+    def __init__(self, message: str, errors: list[tuple[int, int, str]]):
+        super().__init__(message)
+        self.errors = errors
+
+
 @dataclass(frozen=True)
 class ParseSetup:
     """How sources are parsed on this machine."""
@@ -48,6 +57,8 @@ class ParsedSource:
     flags: tuple[str, ...]
     warnings: list[str]
     _top_level: list | None = field(default=None, repr=False)
+    # (line, column, message) of each error in the file, when parsed with tolerate_errors
+    errors: list[tuple[int, int, str]] = field(default_factory=list)
 
     def top_level(self) -> list:
         """The translation unit's top-level cursors written in this file (computed once: the
@@ -145,18 +156,23 @@ def _translation_unit(path: Path, args: list[str], data: bytes) -> TranslationUn
         tu.reparse(unsaved_files=unsaved)
         return tu
     tu = _INDEX.parse(str(path), args=args, unsaved_files=unsaved, options=_OPTIONS)
-    _TU_CACHE[key] = tu
-    while len(_TU_CACHE) > _TU_CACHE_SIZE:
-        _TU_CACHE.popitem(last=False)
+    # A unit that does not compile is not kept: a re-parse over its preamble drops the preamble's
+    # own errors (a header not found) and reports what follows from them instead, so the same
+    # bytes would read differently the second time.
+    if not any(d.severity >= Diagnostic.Error for d in tu.diagnostics):
+        _TU_CACHE[key] = tu
+        while len(_TU_CACHE) > _TU_CACHE_SIZE:
+            _TU_CACHE.popitem(last=False)
     return tu
 
 
-def parse_bytes(path: Path, data: bytes, flags=(), *, mode: str | None = None) -> ParsedSource:
+def parse_bytes(path: Path, data: bytes, flags=(), *, mode: str | None = None, tolerate_errors: bool = False) -> ParsedSource:
     """Parse `data` as if it were the file at `path` (its includes resolve next to it).
 
     Hold PARSE_LOCK while using the result: the next parse of the same file re-uses its
-    translation unit. Raises RocmPerfError with the first error diagnostics when the source does
-    not compile.
+    translation unit. Raises ParseError (a RocmPerfError) with the first error diagnostics when the
+    source does not compile, unless `tolerate_errors` (libclang builds an AST all the same: the
+    result's `errors` lists them).
     """
     setup = parse_setup(mode)
     user = build_flags(flags)
@@ -166,16 +182,18 @@ def parse_bytes(path: Path, data: bytes, flags=(), *, mode: str | None = None) -
         raise RocmPerfError(f"{path}: contains a NUL byte; not a source file")
     with PARSE_LOCK:
         tu = _translation_unit(path, list(setup.args) + user, data)
-        errors, warnings = [], []
+        errors, warnings, located = [], [], []
         for d in tu.diagnostics:
             if d.severity >= Diagnostic.Error:
                 errors.append(_format(d))
+                if d.location.file is not None and d.location.file.name == str(path):
+                    located.append((d.location.line, d.location.column, d.spelling))
             elif d.severity == Diagnostic.Warning:
                 warnings.append(_format(d))
-    if errors:
+    if errors and not tolerate_errors:
         shown = "; ".join(errors[:3]) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
-        raise RocmPerfError(f"{path}: does not parse ({setup.mode} HIP headers): {shown}")
-    return ParsedSource(path, data, tu, setup, tuple(user), warnings)
+        raise ParseError(f"{path}: does not parse ({setup.mode} HIP headers): {shown}", located)
+    return ParsedSource(path, data, tu, setup, tuple(user), warnings, errors=located)
 
 
 def parse_file(path: Path, flags=(), *, mode: str | None = None) -> ParsedSource:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import difflib
+import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.source.analysis import SourceAnalysis, analyze_source
+from rocm_perf.source.body_text import body_copy, loop_body
 from rocm_perf.source.cursors import newline_of, text
+from rocm_perf.source.formatting import format_region
 from rocm_perf.source.loops import LoopInfo
 from rocm_perf.source.rules import Rule, find_rule, load_rules
 
@@ -30,14 +34,22 @@ class Candidate:
     result_loops: int  # loops the rule leaves in the region (the structure guard checks it)
     loop: LoopInfo = field(repr=False)
     analysis: SourceAnalysis = field(repr=False, compare=False)
+    summary: str = ""  # one line for a reviewer (the rule's `summary:`)
+    formatted: str = ""  # how the region was formatted: "clang-format (<style file>)" or ""
 
     def to_json(self) -> dict:
         return {"path": str(self.path), "loop_id": self.loop_id, "rule": self.rule, "factor": self.factor,
-                "region": list(self.region), "new_region": list(self.new_region), "diff": self.diff}  # fmt: skip
+                "region": list(self.region), "new_region": list(self.new_region), "diff": self.diff,
+                "summary": self.summary, "formatted": self.formatted}  # fmt: skip
 
 
 def _lf(s: str) -> str:
     return s.replace("\r\n", "\n")
+
+
+def _pragmas_at_column_0(data: bytes) -> bool:
+    indents = [m.group(1) for m in re.finditer(rb"^([ \t]*)#[ \t]*pragma\b", data, re.M)]
+    return bool(indents) and all(not i for i in indents)
 
 
 def render_context(analysis: SourceAnalysis, loop: LoopInfo, factor: int) -> dict:
@@ -56,7 +68,16 @@ def render_context(analysis: SourceAnalysis, loop: LoopInfo, factor: int) -> dic
         "body": body,
         "body_block": body if loop.body_is_compound else "{ " + body + " }",
         "unit": unit,
+        "inc": loop.inc,  # inside a jinja for, `loop` is jinja's own
         "pragma_gap": pragma_gap,  # what follows a `#pragma` line up to the loop
+        # What lies between an existing pragma and the loop (comments, other pragmas), a line each.
+        "pragma_lines": [line.strip() for line in gap.split("\n") if line.strip()],
+        # body_copy(at, braced): the body as one copy at indentation `at`; loop_body(at): the body
+        # as written, for a loop header at `at` (body_text.py).
+        "body_copy": functools.partial(body_copy, data, loop, unit),
+        # The file writes its pragmas at column 0 (clang-format's habit): a generated one follows it.
+        "pragmas_at_column_0": _pragmas_at_column_0(data),
+        "loop_body": functools.partial(loop_body, data, loop, unit),
     }
 
 
@@ -77,6 +98,8 @@ def apply_rule(analysis: SourceAnalysis, loop: LoopInfo, rule: Rule, factor: int
     replacement = rendered.replace("\n", newline_of(analysis.data)).encode("utf-8", errors="surrogateescape")
     data = analysis.data
     rewritten = data[: loop.region_start] + replacement + data[loop.end :]
+    rewritten, replacement, formatted = format_region(analysis.path, data, rewritten, loop.region_start,
+                                                      len(replacement))  # fmt: skip
     return Candidate(
         path=analysis.path,
         loop_id=loop.id,
@@ -87,9 +110,11 @@ def apply_rule(analysis: SourceAnalysis, loop: LoopInfo, rule: Rule, factor: int
         diff=unified_diff(analysis.path, data, rewritten),
         region=(loop.region_start, loop.end),
         new_region=(loop.region_start, loop.region_start + len(replacement)),
-        result_loops=rule.result_loops,
+        result_loops=rule.loops_left(loop, factor),
         loop=loop,
         analysis=analysis,
+        summary=rule.describe(loop, factor),
+        formatted=formatted,
     )
 
 

@@ -7,10 +7,14 @@ header in its leading `{# ... #}` comment:
     when: <jinja expression over `loop`> => <reason shown when it is false>   (repeatable)
     factors: 1, 2, 4, 8
     factor_when: <expression over `loop` and `factor`> => <reason>            (optional, repeatable)
-    result_loops: 1        (loops the rewrite leaves where the one loop was; checked by a guard)
+    result_loops: 1        (loops the rewrite leaves where the one loop was; checked by a guard;
+                            an expression over `loop` and `factor`)
+    summary: <template over `loop` and `factor`>   (one line for a reviewer; optional)
 
 The template renders the text that replaces the loop (from its unroll pragma, if any, to its
-end). Adding a rule is adding a file; the engine knows no rule by name.
+end). Templates, conditions and summaries may call `unroll_plan(loop, factor)` (unroll_plan.py:
+the shape of a manual unroll, as simple as the analysis proves). Adding a rule is adding a file;
+the engine knows no rule by name.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import jinja2
 
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.source.loops import LoopInfo
+from rocm_perf.source.unroll_plan import unroll_plan
 
 RULE_SUFFIX = ".j2"
 _HEADER = re.compile(r"\A\s*\{#(.*?)#\}\s*?\n?", re.DOTALL)
@@ -37,12 +42,19 @@ ENV = jinja2.Environment(
     keep_trailing_newline=False,
     undefined=jinja2.StrictUndefined,
     autoescape=False,  # C++ source, not HTML
+    extensions=["jinja2.ext.do"],
 )
+ENV.globals["unroll_plan"] = unroll_plan
 
 
 @functools.cache
 def _compiled(expression: str):
     return ENV.compile_expression(expression, undefined_to_none=False)
+
+
+@functools.cache
+def _text_template(source: str) -> jinja2.Template:
+    return ENV.from_string(source)
 
 
 @dataclass
@@ -65,9 +77,21 @@ class Rule:
     factors: list[int]
     when: list[Condition]
     factor_when: list[Condition]
-    result_loops: int
+    result_loops: str  # an expression over `loop` and `factor`
     path: Path
     template: jinja2.Template = field(repr=False)
+    summary: str = ""  # a template over `loop` and `factor`
+
+    def loops_left(self, loop: LoopInfo, factor: int) -> int:
+        """How many loops the rewrite leaves where the loop was (the structure guard checks it)."""
+        return int(_compiled(self.result_loops)(loop=loop, factor=factor))
+
+    def describe(self, loop: LoopInfo, factor: int) -> str:
+        """One line for a reviewer saying what the rewrite of this loop does."""
+        if self.summary:
+            return _text_template(self.summary).render(loop=loop, factor=factor).strip()
+        what = loop.induction_var or loop.kind
+        return f"{what} loop, line {loop.line}: {self.name} x{factor}"
 
     def reasons_not(self, loop: LoopInfo) -> list[str]:
         """Why the rule does not apply to this loop ([] when it does)."""
@@ -137,7 +161,10 @@ def parse_rule(path: Path) -> Rule:
             raise RocmPerfError(f"{path}: header key {key!r} given {len(values)} times")
     try:
         factors = [int(f) for f in header["factors"][0].split(",")]
-        result_loops = int(header.get("result_loops", ["1"])[0])
+        result_loops = header.get("result_loops", ["1"])[0]
+        ENV.compile_expression(result_loops)
+        summary = header.get("summary", [""])[0]
+        ENV.from_string(summary)
         template = ENV.from_string(source[match.end() :])
     except ValueError as e:
         raise RocmPerfError(f"{path}: {e}") from None
@@ -153,6 +180,7 @@ def parse_rule(path: Path) -> Rule:
         result_loops=result_loops,
         path=path,
         template=template,
+        summary=summary,
     )
 
 

@@ -89,6 +89,9 @@ def run_sweep(args: argparse.Namespace, *, write_run_report: Callable[[Path], No
     else:
         sweep_dir, stored, open_tasks = new_sweep_dir(Path(args.out)), None, []
     settings = settings_from_args(args, stored)
+    from rocm_perf.source.libclang_check import require_libclang
+
+    require_libclang()  # every target's triage parses its sources: a missing piece is one line, before any work
     kind = ExecutorSettings.from_json(settings.executor).kind
     held = sorted({t.executor for t in open_tasks} - {kind, "inline"})
     if held:

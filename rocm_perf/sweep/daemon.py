@@ -15,10 +15,12 @@ import fcntl
 import logging
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Callable
 
+from rocm_perf.disk_space import is_out_of_space
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.sweep.ledger import SweepLedger
 
@@ -72,9 +74,22 @@ def lock_held(sweep_dir: Path) -> bool:
     return False
 
 
+class _LogFile(logging.FileHandler):
+    """sweep.log; a line it cannot write (a full disk) is dropped, said once on stderr, instead of
+    logging's traceback for each line."""
+
+    dropped = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if not self.dropped:
+            self.dropped = True
+            print(f"rocm-perf: note: {self.baseFilename}: cannot write log lines (a full disk?); dropping them",
+                  file=sys.stderr)
+
+
 def start_log(sweep_dir: Path) -> logging.Handler:
     """Send the sweep's log lines to sweep.log (until `stop_log`)."""
-    handler = logging.FileHandler(Path(sweep_dir) / LOG_FILE, encoding="utf-8")
+    handler = _LogFile(Path(sweep_dir) / LOG_FILE, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logger = logging.getLogger(LOGGER)
     logger.setLevel(logging.INFO)
@@ -125,8 +140,18 @@ class Heartbeat:
         ledger = SweepLedger(self.sweep_dir)  # its own connection: sqlite connections stay in their thread
         try:
             while not self.stop_event.wait(HEARTBEAT_S):
-                ledger.heartbeat(self.session)
-                self.beat(ledger)
+                self._unless_disk_full(lambda: (ledger.heartbeat(self.session), self.beat(ledger)))
         finally:
-            ledger.heartbeat(self.session)
+            self._unless_disk_full(lambda: ledger.heartbeat(self.session))
             ledger.close()
+
+    @staticmethod
+    def _unless_disk_full(step: Callable[[], object]) -> None:
+        """A beat on a full disk is skipped (the next may find space again); the sweep's own next
+        write meets the full disk too and stops the sweep with one line."""
+        try:
+            step()
+        except (OSError, RocmPerfError) as e:
+            if not is_out_of_space(e):
+                raise
+            logging.getLogger(LOGGER).warning("heartbeat skipped: the disk is full (%s)", e)

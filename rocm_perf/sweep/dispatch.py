@@ -58,6 +58,7 @@ class Dispatcher:
         self.retry_at: dict[str, float] = {}  # target -> time.monotonic() of its next try
         self.stop_sent: set[int] = set()
         self.submit_failures = 0
+        self.disk_full = ""  # why a task stopped on a full disk: the sweep stops too (loop.py)
         self.prefix = "rp-" + hashlib.sha1(str(self.dir).encode()).hexdigest()[:6]
 
     # ---- what is running ------------------------------------------------------------------------
@@ -225,6 +226,8 @@ class Dispatcher:
             self.ledger.event(row.name, "failed", reason)
             log.error("target %s: failed: %s", row.name, reason)
         elif status == task_files.STOPPED:
+            if result.get("disk_full"):
+                self.disk_full = reason
             self.ledger.event(row.name, "stopped", f"{task.kind}: {reason}; --resume continues it")
             log.info("target %s: %s stopped (%s); --resume continues it", row.name, task.kind, reason)
         else:

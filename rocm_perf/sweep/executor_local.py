@@ -6,9 +6,10 @@ a GPU, given by ROCR_VISIBLE_DEVICES=<id> with HIP_VISIBLE_DEVICES and GPU_DEVIC
 docs, "ROCm environment variables"); on the host backend `--workers N` slots with no variable.
 
 Workers run in their own session (a Ctrl-C on the terminal reaches the sweep, which stops them
-in order) and get SIGTERM when the sweep process dies (Linux PR_SET_PDEATHSIG, set by the worker
-itself): a killed sweep leaves no worker running on, and each records where it stopped. Job ids
-are `local-<pid>`; a sweep resumed while an old worker still finishes its round waits for it.
+in order) and get SIGHUP when the sweep process dies (Linux PR_SET_PDEATHSIG, set by the worker
+itself): a killed sweep leaves no worker running on; each stops at once, its program with it
+(process.py), and records that it stopped. Job ids are `local-<pid>`; a sweep resumed while an
+old worker is still stopping waits for it.
 """
 
 from __future__ import annotations

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+try:
+    import tomllib  # novermin: Python 3.11+; tomli below is the same parser for 3.10
+except ModuleNotFoundError:
+    import tomli as tomllib
 
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.sweep.executor import Executor

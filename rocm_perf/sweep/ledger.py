@@ -138,6 +138,10 @@ class SweepLedger(LedgerDB):
             raise RocmPerfError(f"{sweep_dir}: not a sweep directory (no {SWEEP_DB})")
         super().__init__(path, SCHEMA, create=create, threads=True)
 
+    def _unwritable(self, e: Exception) -> RocmPerfError:
+        return RocmPerfError(f"{self.path}: cannot write the sweep ledger ({e}); it holds every step committed before "
+                             f"this one: free disk space, then `rocm-perf sweep --resume {self.path.parent}`")
+
     # ---- targets ---------------------------------------------------------------------------
 
     def add_target(self, identity: str, name: str, spec: dict, sha256: str, expected_value: float = 0.0) -> TargetRow:

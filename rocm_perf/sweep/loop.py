@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from rocm_perf.disk_space import is_out_of_space
 from rocm_perf.durations import duration
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.sweep import daemon
@@ -35,6 +36,18 @@ from rocm_perf.sweep.watch import SourceHashes, scan_targets
 ReportWriter = Callable[[Path], None]  # writes the report files of a run or sweep directory
 
 log = logging.getLogger("rocm_perf.sweep")
+DISK_FULL = "disk full"  # how a session ends when a task met a full disk
+
+
+def _unless_disk_full(step: Callable[[], object], what: str) -> None:
+    """A closing write of the sweep's files; on a full disk it is skipped (and said in the log):
+    the ledger keeps what it last committed, and the error that stopped the sweep is what the user sees."""
+    try:
+        step()
+    except (OSError, RocmPerfError) as e:
+        if not is_out_of_space(e):
+            raise
+        log.warning("%s skipped: the disk is full (%s)", what, e)
 
 
 class Sweep:
@@ -93,17 +106,20 @@ class Sweep:
                 heartbeat.join()
             self.executor.close()
             if self.ledger is not None:
-                self.ledger.end_session(self.session, how)
+                _unless_disk_full(lambda: self.ledger.end_session(self.session, how), "recording the session's end")
                 self.current = Current(state=how)
                 self.write_status()
                 if self.write_sweep_report is not None:
-                    self.write_sweep_report(self.dir)
+                    _unless_disk_full(lambda: self.write_sweep_report(self.dir), "writing the sweep's report")
                 self.ledger.close()
             daemon.restore_signals(previous)
             self.display.close()
             log.info("sweep %s: %s", self.dir, how)
             daemon.stop_log(handler)
             self.lock.release()
+        if how == DISK_FULL:
+            raise RocmPerfError(f"{self.dir}: the disk is full ({self.dispatch.disk_full}); the sweep stopped with its "
+                                f"ledger intact: free space, then `rocm-perf sweep --resume {self.dir}`")
         print(self.summary_text(how))
         return 0
 
@@ -111,6 +127,8 @@ class Sweep:
         while True:
             self.executor.wake.clear()
             self.dispatch.collect()
+            if self.dispatch.disk_full:  # every task after it would fail the same way: stop, resume later
+                return self._wind_down(DISK_FULL)
             if self.stop_event.is_set():
                 return self._wind_down("budget spent" if self.stop_signal == "budget spent" else "stopped")
             left = self.budget_left()
@@ -259,7 +277,7 @@ class Sweep:
     def write_status(self, ledger: SweepLedger | None = None) -> None:
         with self._status_lock:
             status = self.status(ledger)
-            write_status_file(self.dir, status)
+            _unless_disk_full(lambda: write_status_file(self.dir, status), "writing status.json")
         self.display.update(status)
 
     # ---- the end -----------------------------------------------------------------------------

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from rocm_perf.backends.replay_build import build_replay, replay_flags
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.reproducer import DEFAULT_PASSES, read_manifest, replay_args
 from rocm_perf.sweep.targets import SweepTarget, source_hash
 
 
@@ -53,11 +55,19 @@ def triage_target(target: SweepTarget, work_dir: Path, backend_name: str) -> Tri
     work_dir.mkdir(parents=True, exist_ok=True)
     if opts.get("project"):
         return _triage_project(target, work_dir, backend, timeout)
+    reproducer = read_manifest(target.source) if opts.get("reproducer") else None
     try:
-        program = backend.build(target.source, work_dir / "build", flags, timeout=timeout)
+        if reproducer is not None:  # a reproducer: its harness, replaying the captured dispatch
+            program = build_replay(backend, reproducer, work_dir / "build", flags=flags, timeout=timeout)
+        else:
+            program = backend.build(target.source, work_dir / "build", flags, timeout=timeout)
     except RocmPerfError as e:
         raise TargetFailed(f"does not build: {str(e).splitlines()[0][:300]}") from e
-    argv = program_argv(program.executable, list(opts.get("args", [])), opts.get("run"))
+    if reproducer is not None:
+        argv = [str(program.executable), *replay_args(reproducer.root, int(opts.get("replay_passes", DEFAULT_PASSES)))]
+        flags = flags + replay_flags(reproducer)
+    else:
+        argv = program_argv(program.executable, list(opts.get("args", [])), opts.get("run"))
     result = backend.profile(argv, work_dir / "profile", timeout=timeout, cwd=target.source.parent)
     if result.timed_out:
         raise RocmPerfError(f"{target.source}: the program timed out after {timeout:.0f} s")
@@ -67,13 +77,15 @@ def triage_target(target: SweepTarget, work_dir: Path, backend_name: str) -> Tri
     if not result.databases:
         raise RocmPerfError(f"{target.source}: the profiler wrote no database")
     cp = analyze_critical_path(load_trace(result.databases[0]))
-    return Triage(baseline_ns=float(cp.critical_path_ns), candidates=_count_loops(target, flags))
+    return Triage(baseline_ns=float(cp.critical_path_ns),
+                  candidates=_count_loops(reproducer.kernel_file if reproducer else target.source, flags))
 
 
 def _triage_project(target: SweepTarget, work_dir: Path, backend, timeout: float) -> Triage:
     """A project target's first look: its tree copied and built once, its run command profiled once."""
     from rocm_perf.analysis.critical_path import analyze_critical_path
     from rocm_perf.optimize import project as proj
+    from rocm_perf.optimize.outside import run_command_paths, run_store, with_paths_relative
     from rocm_perf.source import analyze_source
     from rocm_perf.trace.load import load_trace
 
@@ -86,10 +98,13 @@ def _triage_project(target: SweepTarget, work_dir: Path, backend, timeout: float
     except RocmPerfError as e:
         raise TargetFailed(str(e)) from e
     tree = work_dir / "tree"
-    proj.copy_files(root, files, tree)
     env = proj.build_environment(backend, work_dir / "bin")
     try:
-        proj.build_tree(tree, opts["build"], env, timeout, work_dir / "build.log", str(root))
+        store = run_store(work_dir, root)  # what the build reads outside the project, copied beside it
+        named = with_paths_relative(root, list(opts.get("with", []))) + run_command_paths(root, opts["run"])
+        store.add(list(dict.fromkeys(named)), int(opts.get("max_files", proj.DEFAULT_MAX_FILES)))
+        proj.build_copy(lambda dest: proj.copy_files(root, files, dest), tree, opts["build"], env, timeout,
+                        work_dir / "build.log", str(root), store=store, discover=True)
     except RocmPerfError as e:
         raise TargetFailed(f"does not build: {str(e).splitlines()[0][:300]}") from e
     result = backend.profile(proj.run_argv(opts["run"]), work_dir / "profile", timeout=timeout, cwd=tree, env=env)
@@ -101,16 +116,16 @@ def _triage_project(target: SweepTarget, work_dir: Path, backend, timeout: float
     if not result.databases:
         raise TargetFailed(f"the run command `{opts['run']}` started no HIP program (no trace was written)")
     cp = analyze_critical_path(load_trace(result.databases[0]))
-    flags = list(opts.get("cflags", [])) + proj.include_flags(tree, files)
+    flags = list(opts.get("cflags", [])) + proj.include_flags(tree, files, work_dir)
     loops = sum(len(analyze_source(tree / rel, flags).loops) for rel in sources)
     return Triage(baseline_ns=float(cp.critical_path_ns), candidates=max(1, loops))
 
 
-def _count_loops(target: SweepTarget, flags: list[str]) -> int:
+def _count_loops(source: Path, flags: list[str]) -> int:
     """Loops in the source's kernels: the candidates still to try, before any run has tried one."""
     from rocm_perf.source import analyze_source
 
-    analysis = analyze_source(target.source, flags)
+    analysis = analyze_source(source, flags)
     return max(1, len(analysis.loops))
 
 
@@ -143,8 +158,12 @@ def optimize_options(target: SweepTarget, *, out: Path, budget_s: float, backend
     if o.get("warp_size"):
         kw["warp_size"] = int(o["warp_size"])
     if o.get("project"):
+        from rocm_perf.optimize.outside import with_paths_relative
+
         kw.update(project=True, build=o["build"], sources=list(o.get("sources", [])),
-                  max_files=int(o.get("max_files", 5000)))
+                  max_files=int(o.get("max_files", 5000)), with_paths=with_paths_relative(target.source, list(o.get("with", []))))
+    if o.get("reproducer"):
+        kw.update(replay=True, replay_passes=int(o.get("replay_passes", DEFAULT_PASSES)))
     return OptimizeOptions(**kw)
 
 
@@ -162,7 +181,8 @@ def optimize_target(options, reporter, on_loop: Callable[[Any], None]) -> Path:
     from rocm_perf.backends.select import select_backend
     from rocm_perf.optimize import command as oc
     from rocm_perf.optimize.ledger import open_ledger
-    from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools
+    from rocm_perf.optimize.loop import OptimizeLoop
+    from rocm_perf.optimize.services import Services, SourceTools
 
     if options.resume:
         existing = oc.find_run(options.out, options.resume)

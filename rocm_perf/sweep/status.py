@@ -1,6 +1,9 @@
 """What a sweep is doing now: status.json (rewritten at every change and every heartbeat) and
 `rocm-perf status`, which reads it and asks the lock whether its writer is still alive. Each
-open task is listed with its state, job id, node and device, time elapsed and changes accepted."""
+open task is listed with its state, job id, node and device, time elapsed and changes accepted;
+every target, while the sweep runs and after it ended, with its state, attempts and its run's
+gain as the report gives it (the decision metric's speed-up of the final program over the
+original, with its interval: optimize/run_view.py), never a ratio of wall-clock times."""
 
 from __future__ import annotations
 
@@ -14,8 +17,9 @@ from pathlib import Path
 from rocm_perf.atomic_file import write_atomic
 from rocm_perf.durations import duration
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.optimize.run_view import load_run, speedup_text
 from rocm_perf.sweep.daemon import HEARTBEAT_S, lock_held
-from rocm_perf.sweep.ledger import DONE, OPTIMIZE, PENDING, RUNNING, STARTED, SWEEP_DB, TargetRow, TaskRow
+from rocm_perf.sweep.ledger import DONE, OPTIMIZE, PENDING, RUNNING, STARTED, SWEEP_DB, SweepLedger, TargetRow, TaskRow
 from rocm_perf.sweep.schedule import SweepSettings
 
 STATUS_FILE = "status.json"
@@ -61,6 +65,49 @@ def task_entries(tasks: list[TaskRow], progress: dict[int, dict], now: float) ->
     return out
 
 
+# A finished run's gain does not change: read once per summary.json (the sweep's heartbeat asks often).
+_GAINS: dict[tuple[str, int], dict | None] = {}
+
+
+def run_gain(run_dir: str | None) -> dict | None:
+    """A run's result as its report states it: the speed-up of its final program over the original
+    in the decision metric, with its interval (`speedup`, `interval`, `metric`, `text`, `accepted`,
+    `trials`); None for no run, or a run whose final check has not measured that yet."""
+    if not run_dir:
+        return None
+    summary = Path(run_dir) / "summary.json"
+    try:
+        key = (str(run_dir), summary.stat().st_mtime_ns)
+    except OSError:
+        return None  # not finished: no final check to quote
+    if key not in _GAINS:
+        try:
+            run = load_run(Path(run_dir))
+        except RocmPerfError as e:
+            log.warning("%s: %s", run_dir, e)
+            return None
+        interval = run.speedup_interval
+        _GAINS[key] = None if not run.ratio else {
+            "speedup": 1 / run.ratio, "interval": list(interval) if interval else None, "metric": run.metric,
+            "text": speedup_text(1 / run.ratio, interval), "accepted": len(run.accepted), "trials": len(run.trials),
+        }
+    return _GAINS[key]
+
+
+def target_entry(r: TargetRow) -> dict:
+    """One target for status.json and `status`: its state, attempts, accepted changes and gain."""
+    gain = run_gain(r.run_dir) if r.status == DONE else None
+    return {"name": r.name, "status": r.status, "reason": r.reason, "attempts": r.attempts, "accepted": r.accepted,
+            "baseline_ns": r.baseline_ns, "final_ns": r.final_ns, "run_dir": r.run_dir or None,
+            "gain": gain["speedup"] if gain else None, "interval": gain["interval"] if gain else None,
+            "metric": gain["metric"] if gain else None, "gain_text": gain["text"] if gain else ""}
+
+
+def _gains(targets: list[dict]) -> list[dict]:
+    return [{"target": e["name"], "speedup": e["gain"], "interval": e["interval"], "metric": e["metric"],
+             "text": e["gain_text"]} for e in targets if e["accepted"] and e["gain"]]
+
+
 def snapshot(sweep_dir: Path, settings: SweepSettings, current: Current, rows: list[TargetRow], used_s: float,
              queue_order: dict[str, int], tasks: list[TaskRow], progress: dict[int, dict], heartbeat_interval_s: float,
              executor: str = "") -> dict:
@@ -74,6 +121,7 @@ def snapshot(sweep_dir: Path, settings: SweepSettings, current: Current, rows: l
         counts[r.status] = counts.get(r.status, 0) + 1
     now = time.time()
     entries = task_entries(tasks, progress, now)
+    targets = [target_entry(r) for r in rows]
     return {
         "sweep": str(sweep_dir), "pid": os.getpid(), "state": current.state, "watch": settings.watch,
         "executor": executor,
@@ -85,13 +133,10 @@ def snapshot(sweep_dir: Path, settings: SweepSettings, current: Current, rows: l
         "queue": [r.name for r in queue],
         "counts": counts,
         "accepted": sum(r.accepted for r in rows) + sum(e["accepted"] for e in entries if e["kind"] == OPTIMIZE),
-        "gains": [{"target": r.name, "speedup": r.baseline_ns / r.final_ns} for r in rows
-                  if r.status == DONE and r.accepted and r.baseline_ns and r.final_ns],
+        "gains": _gains(targets),
         "budget_s": settings.budget_s, "used_s": used_s,
         "left_s": None if settings.budget_s is None else max(0.0, settings.budget_s - used_s),
-        "targets": [{"name": r.name, "status": r.status, "reason": r.reason, "accepted": r.accepted,
-                     "baseline_ns": r.baseline_ns, "final_ns": r.final_ns, "attempts": r.attempts}
-                    for r in rows],
+        "targets": targets,
     }
 
 
@@ -100,8 +145,12 @@ def write_status_file(sweep_dir: Path, status: dict) -> None:
 
 
 def gains_text(s: dict) -> str:
-    gains = s.get("gains") or []
-    return (" (" + ", ".join(f"{g['target']} {g['speedup']:.2f}x" for g in gains) + ")") if gains else ""
+    """`(stencil1d 1.024x [1.015, 1.030] cpu-path, ...)`: the accepted targets' gains as the report states them."""
+    parts = []
+    for g in s.get("gains") or []:
+        text = g.get("text") or f"{g['speedup']:.3f}x"  # a status.json of an older sweep has no text
+        parts.append(f"{g['target']} {text}" + (f" {g['metric']}" if g.get("metric") else ""))
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def read_status(sweep_dir: Path) -> dict:
@@ -120,6 +169,18 @@ def read_status(sweep_dir: Path) -> dict:
     status["heartbeat_age_s"] = age
     status["alive"] = lock_held(sweep_dir)
     status["stale"] = age > 3 * float(status.get("heartbeat_interval_s", HEARTBEAT_S)) + 5
+    # Every target from the ledger itself, as of now: status.json is as old as its last heartbeat,
+    # and a sweep that ended wrote its last one before its report.
+    ledger = SweepLedger(sweep_dir)
+    try:
+        status["targets"] = [target_entry(r) for r in ledger.targets()]
+    finally:
+        ledger.close()
+    status["gains"] = _gains(status["targets"])
+    counts: dict[str, int] = {}
+    for e in status["targets"]:
+        counts[e["status"]] = counts.get(e["status"], 0) + 1
+    status["counts"] = counts
     return status
 
 
@@ -144,9 +205,22 @@ def status_text(s: dict) -> str:
                      f"still run, and `--resume` waits for them)")
     lines.append(f"  queue: {', '.join(s['queue']) if s['queue'] else '(empty)'}")
     lines.append("  targets: " + ", ".join(f"{n} {st}" for st, n in sorted(s["counts"].items())))
+    lines += target_lines(s.get("targets") or [])
     lines.append(f"  accepted so far: {s['accepted']}{gains_text(s)}")
     lines.append("  budget: " + ("no limit" if s["budget_s"] is None else f"{duration(s['left_s'])} left of {duration(s['budget_s'])}"))
     return "\n".join(lines)
+
+
+def target_lines(targets: list[dict]) -> list[str]:
+    """Every target: state, attempts, accepted changes, and the gain with its metric and interval."""
+    if not targets:
+        return []
+    rows = [("target", "state", "attempts", "accepted", "gain [interval] (metric)", "reason")]
+    for e in targets:
+        gain = f"{e['gain_text']} ({e['metric']})" if e.get("gain_text") else "-"
+        rows.append((e["name"], e["status"], str(e["attempts"]), str(e["accepted"]), gain, e.get("reason") or ""))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return [("    " + "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1]).rstrip() for r in rows]
 
 
 def task_lines(tasks: list[dict], executor: str) -> list[str]:

@@ -12,35 +12,46 @@ options; paths in it are relative to the manifest's folder:
     kernels = ["saxpy"]
     budget = "30m"
 
+    [[target]]                      # a reproducer of `rocm-perf isolate`: its kernel, on the replay
+    source = "repro/stencil_2d"
+    replay_passes = 10
+
     [[target]]                      # a project: a tree with its own build (optimize --project)
     project = "apps/stencil"
     build = "cmake -S . -B build && cmake --build build"
     run = "./build/stencil --size 4096"
     sources = ["src/stencil.cu"]    # optional: default every .cu/.hip that defines a kernel
+    with = ["../common"]            # optional: outside paths its build reads (optimize --with)
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shlex
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+try:
+    import tomllib  # novermin: Python 3.11+; tomli below is the same parser for 3.10
+except ModuleNotFoundError:
+    import tomli as tomllib
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.reproducer import is_reproducer, read_manifest
 
 SOURCE_SUFFIXES = (".cu", ".hip")
 MANIFEST_SUFFIX = ".toml"
 
 # Manifest keys -> how to read them. Everything else in a target table is an error (typos would
 # otherwise be silently ignored for a whole night).
-_LIST_KEYS = ("kernels", "rules", "sources")
+_LIST_KEYS = ("kernels", "rules", "sources", "with")
 _STR_KEYS = ("run", "budget", "min_gain", "confidence", "arch", "compile_check", "timing_lines", "rules_dir", "name", "source",
              "counters", "metric", "project", "build")
-_INT_KEYS = ("max_trials", "rounds", "max_rounds", "aa_rounds", "settle_close_calls", "max_files", "warp_size")
+_INT_KEYS = ("max_trials", "rounds", "max_rounds", "aa_rounds", "settle_close_calls", "max_files", "warp_size", "replay_passes")
 _FLOAT_KEYS = ("timeout",)
-MANIFEST_KEYS = frozenset(_LIST_KEYS + _STR_KEYS + _INT_KEYS + _FLOAT_KEYS + ("args", "cflags", "factors", "allow_lower_occupancy"))
+MANIFEST_KEYS = frozenset(_LIST_KEYS + _STR_KEYS + _INT_KEYS + _FLOAT_KEYS + ("args", "cflags", "factors", "allow_lower_occupancy",
+                                                                              "reproducer"))
 
 
 @dataclass
@@ -69,7 +80,9 @@ def source_hash(path: Path, sources: list[str] | None = None) -> str:
     """sha256 of the source's bytes, or for a project directory the digest of its sources (`sources`,
     default every kernel source) as its run records it: what the daemon compares to notice a change."""
     path = Path(path)
-    if path.is_dir():
+    if is_reproducer(path):  # its run's source is the reproducer's kernel file
+        path = read_manifest(path).kernel_file
+    elif path.is_dir():
         from rocm_perf.optimize.project import file_digests, kernel_sources, project_files, tree_digest
 
         files = project_files(path)
@@ -116,6 +129,8 @@ def _target_options(table: dict[str, Any], where: str) -> dict[str, Any]:
             if not isinstance(value, (int, float)) or isinstance(value, bool):
                 raise RocmPerfError(f"{where}: `{key}` must be a number of seconds")
             options[key] = float(value)
+        elif key == "reproducer":
+            options["reproducer"] = True  # set by the loader for a source that is a reproducer folder
         elif key == "allow_lower_occupancy":
             if not isinstance(value, bool):
                 raise RocmPerfError(f"{where}: `{key}` must be true or false")
@@ -160,12 +175,16 @@ def load_manifest(path: Path) -> list[SweepTarget]:
                 raise RocmPerfError(f"{where}: a project target needs `build` and `run` commands")
         else:
             source = (path.parent / str(entry["source"])).resolve()
-            if not source.is_file():
+            if is_reproducer(source):
+                entry = {**entry, "reproducer": True}
+            elif not source.is_file():
                 raise RocmPerfError(f"{where}: source {entry['source']} not found (looked for {source})")
-            for key in ("build", "sources", "max_files"):
+            for key in ("build", "sources", "max_files", "with"):
                 if key in entry:
                     raise RocmPerfError(f"{where}: `{key}` goes with `project`, not with `source`")
         options = {**default_options, **_target_options(entry, where)}
+        if options.get("with"):  # relative to the manifest's folder, as every path in it
+            options["with"] = [os.path.normpath(path.parent.absolute() / w) for w in options["with"]]
         name = str(entry.get("name") or (source.name if "project" in entry else source.stem))
         targets.append(SweepTarget(name, source, options, origin=str(path)))
     return targets
@@ -175,9 +194,12 @@ def discover_targets(paths: list[Path]) -> list[SweepTarget]:
     """Targets from command-line arguments, in argument order, each source once, names unique."""
     found: list[SweepTarget] = []
     for p in paths:
-        if p.is_dir():
+        if is_reproducer(p):
+            found.append(_reproducer_target(p, str(p)))
+        elif p.is_dir():
             sources = sorted(q for q in p.iterdir() if q.suffix in SOURCE_SUFFIXES and q.is_file())
             found += [SweepTarget(q.stem, q.resolve(), {}, origin=str(p)) for q in sources]
+            found += [_reproducer_target(q, str(p)) for q in sorted(p.iterdir()) if q.is_dir() and is_reproducer(q)]
             manifests = sorted(q for q in p.iterdir() if q.suffix == MANIFEST_SUFFIX and q.is_file())
             for m in manifests:
                 found += load_manifest(m)
@@ -188,8 +210,13 @@ def discover_targets(paths: list[Path]) -> list[SweepTarget]:
         elif not p.exists():
             raise RocmPerfError(f"{p}: no such file or directory")
         else:
-            raise RocmPerfError(f"{p}: not a .cu/.hip source, a directory of them, or a .toml manifest")
+            raise RocmPerfError(f"{p}: not a .cu/.hip source, a reproducer, a directory of them, or a .toml manifest")
     return _unique(found)
+
+
+def _reproducer_target(path: Path, origin: str) -> SweepTarget:
+    """A reproducer folder (`rocm-perf isolate`) as a target: its kernel, measured on the replay."""
+    return SweepTarget(path.name, path.resolve(), {"reproducer": True}, origin=origin)
 
 
 def _unique(targets: list[SweepTarget]) -> list[SweepTarget]:

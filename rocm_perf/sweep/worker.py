@@ -30,6 +30,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
+from rocm_perf.disk_space import is_out_of_space
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.optimize.progress import Reporter
 from rocm_perf.sweep import task_files
@@ -45,6 +46,11 @@ log = logging.getLogger("rocm_perf.sweep")
 
 PARENT_VARIABLE = "ROCM_PERF_SWEEP_PARENT"  # set by the local executor: the worker stops when that process dies
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+# The signal the kernel sends a local worker when its sweep dies (kill -9 included): stop at once,
+# ending the program it runs (a SIGTERM from a live sweep finishes the round instead). Workers run
+# in their own session, so no terminal sends it.
+PARENT_DIED = signal.SIGHUP
+SWEEP_DIED_REASON = "stopped: the sweep that ran it died"
 
 
 class TaskStopped(Exception):
@@ -106,6 +112,8 @@ def execute(spec: dict[str, Any], *, triage=triage_target, optimize=optimize_tar
     except Exception as e:  # noqa: BLE001 - the sweep decides what a failure means; the worker reports it
         from rocm_perf.sweep.retry import reason_of
 
+        if is_out_of_space(e):  # no verdict on the target: the sweep stops, --resume continues it
+            return {"status": STOPPED, "reason": f"the disk is full: {reason_of(e)}", "disk_full": True}
         result = {"status": ERROR, "reason": reason_of(e)}
         if not isinstance(e, RocmPerfError):
             result["traceback"] = "".join(traceback.format_exception(e))
@@ -137,7 +145,8 @@ def _optimize(spec: dict[str, Any], target: SweepTarget, optimize, publish: Publ
 def run_task(directory: str) -> dict[str, Any]:
     """A task in this process, from its directory: progress.json while it runs, result.json at the
     end; returns the result. SIGTERM (a stop, a preemption notice) finishes the current
-    measurement round and records it; before the loop exists, it stops at once."""
+    measurement round and records it; before the loop exists, it stops at once. PARENT_DIED (the
+    sweep of a local worker died) stops at once, wherever the work is."""
     d = Path(directory)
     spec = task_files.read_spec(d)
     progress = task_files.ProgressFile(d)
@@ -153,8 +162,30 @@ def run_task(directory: str) -> dict[str, Any]:
         if handle.loop is None and working.is_set():  # no round to finish: stop now
             raise TaskStopped()
 
+    def on_parent_death(signum, frame) -> None:
+        handle.request_stop()
+        if working.is_set():
+            # Leave from here (the round in flight is not recorded: a resume measures it again). An
+            # exception would unwind through the thread pool of the builds in
+            # flight (a baseline and its twin), whose exit waits for them: bench_kill9 saw the
+            # worker and both compilers outlive a sweep killed mid-build by 5-10 s. The result is
+            # written first; each build's supervisor ends its compiler when its thread is gone.
+            finish({"status": STOPPED, "reason": SWEEP_DIED_REASON})
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+
+    def finish(result: dict[str, Any]) -> dict[str, Any]:
+        result.update({k: progress.state.get(k) for k in ("node", "device", "job_id", "started", "run_dir")
+                       if progress.state.get(k)})
+        result["ended"] = time.time()
+        task_files.write_result(d, result)
+        return result
+
     working = threading.Event()  # while set, a stop may interrupt the code it lands in
-    previous = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, on_term) if main_thread else None
+    previous_hup = signal.signal(PARENT_DIED, on_parent_death) if main_thread else None
     result: dict[str, Any] | None = None
     try:
         try:
@@ -166,21 +197,19 @@ def run_task(directory: str) -> dict[str, Any]:
             result = result or {"status": STOPPED, "reason": "stopped on request"}
         finally:
             working.clear()
-        result.update({k: progress.state.get(k) for k in ("node", "device", "job_id", "started", "run_dir")
-                       if progress.state.get(k)})
-        result["ended"] = time.time()
         progress.flush()
-        task_files.write_result(d, result)
+        finish(result)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+            signal.signal(PARENT_DIED, previous_hup)
     if result.get("traceback"):
         print(result["traceback"], file=sys.stderr)
     return result
 
 
 def _follow_parent() -> bool:
-    """With PARENT_VARIABLE set: SIGTERM when that parent dies (PR_SET_PDEATHSIG); False when it
+    """With PARENT_VARIABLE set: PARENT_DIED when that parent dies (PR_SET_PDEATHSIG); False when it
     has already died (before the request could be made)."""
     parent = os.environ.get(PARENT_VARIABLE)
     if not parent or not sys.platform.startswith("linux"):
@@ -188,7 +217,7 @@ def _follow_parent() -> bool:
     import ctypes
 
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, PARENT_DIED, 0, 0, 0)
     except (OSError, AttributeError):
         return True  # no prctl: the worker outlives a killed sweep, which finds it again on resume
     return os.getppid() == int(parent)
@@ -200,6 +229,14 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m rocm_perf.sweep.worker TASK_DIR", file=sys.stderr)
         return 2
     result = run_task(args[0])
+    if result.get("reason") == SWEEP_DIED_REASON:
+        # Builds and runs on other threads (a baseline and its twin build side by side) would keep
+        # this process, and their programs, alive until they finish: a sweep killed during a build
+        # left its worker and two compilers running for another 12 s. The result is written; leave
+        # now, and each program's supervisor ends it when its parent thread is gone (PR_SET_PDEATHSIG).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0 if result["status"] in (OK, STOPPED, FAILED) else 1
 
 

@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.foreign import integer
 from rocm_perf.trace.instruction_profile import (
     InstructionProfile,
     concatenate,
@@ -101,8 +102,10 @@ def read_att_stats(path: Path) -> InstructionProfile:
 
         file, line = split_source((r.get("Source") or "").strip())
         latency, stall = num("Latency"), num("Stall")
-        out.append({"kernel": kernel, "code_object": int(num("CodeObj")) if "CodeObj" in header else -1,
-                    "vaddr": int(num("Vaddr")) if "Vaddr" in header else -1, "isa": (r.get("Instruction") or "").strip(),
+        def whole(name: str) -> int:
+            return integer(num(name), f"{path}: line {i}: `{name}`") if name in header else -1
+
+        out.append({"kernel": kernel, "code_object": whole("CodeObj"), "vaddr": whole("Vaddr"), "isa": (r.get("Instruction") or "").strip(),
                     "file": file, "line": line, "weight": latency, "issued": max(latency - stall, 0.0), "stalled": stall,
                     "hits": num("Hitcount"), "idle": num("Idle")})
     return profile_from_rows(out, origin=str(path), evidence="att", metadata={"format": "att-stats"},

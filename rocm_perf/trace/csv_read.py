@@ -2,9 +2,13 @@
 
 Accepted kernel-trace layouts: ROCm 7 (`Stream_Id`, `LDS_Block_Size`, `Scratch_Size`), ROCm 6
 (no `Stream_Id`; `Group_Segment_Size`, `Private_Segment_Size`), `rocpd convert` output (a
-leading `Guid` column), and counter_collection.csv (one row per dispatch and counter: folded
-back to one row per dispatch, the counters kept as the Trace's per-dispatch columns). In a folder, `<pid>_hip_api_trace.csv` supplies the API calls;
-CSV API rows carry no arguments, so their stream/event columns stay UNKNOWN.
+leading `Guid` column; `Pid` before a counter collection's columns; `Stack_Id` where the
+correlation id was), and counter_collection.csv (one row per dispatch and counter: folded
+back to one row per dispatch, the counters kept as the Trace's per-dispatch columns). In a folder,
+`<pid>_hip_api_trace.csv` supplies the API calls; CSV API rows carry no arguments, so their
+stream/event columns stay UNKNOWN. A folder holding a kernel trace and a counter collection of
+the same run gives the kernel trace's dispatches with the counters joined by `Dispatch_Id`.
+`<pid>_agent_info.csv` beside the files says which GPU each `Agent_Id` is (trace/agent_info_read.py).
 """
 
 from __future__ import annotations
@@ -17,11 +21,16 @@ from pathlib import Path
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace import foreign
+from rocm_perf.trace.agent_info_read import agent_info_beside, agents_for, read_agent_info
 from rocm_perf.trace.model import MARK, PROCESS_RANGE, THREAD_RANGE, UNKNOWN, Agent, ApiCalls, KernelSymbol, Markers, Trace
 
 REQUIRED = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
 _KNOWN_COLUMNS = {"Kernel_Name", "Start_Timestamp", "End_Timestamp", "Correlation_Id", "Dispatch_Id", "Function"}
-_API_REQUIRED = ("Function", "Correlation_Id", "Start_Timestamp", "End_Timestamp")
+_API_REQUIRED = ("Function", "Start_Timestamp", "End_Timestamp")
+# The correlation id's column: `Stack_Id` in newer `rocpd convert` output, which writes the row's
+# stack id where older files had the correlation id.
+_CORRELATION = ("Correlation_Id", "Stack_Id")
 # Column aliases across ROCm versions: our name -> the names a file may use, first match wins.
 _ALIASES = {
     "lds": ("LDS_Block_Size", "Group_Segment_Size"),
@@ -55,7 +64,8 @@ def _is_kernel_trace(header: list[str]) -> bool:
 
 
 def _is_api_trace(header: list[str]) -> bool:
-    return all(c in header for c in _API_REQUIRED) and "Kernel_Name" not in header
+    return (all(c in header for c in _API_REQUIRED) and any(c in header for c in _CORRELATION)
+            and "Kernel_Name" not in header)
 
 
 @dataclass
@@ -76,34 +86,23 @@ class _Table:
         for column in columns:
             if column in self.header:
                 i = self.header.index(column)
-                try:
-                    return np.array([_int(r[i]) for r in self.rows], dtype=np.int64)
-                except ValueError as e:
-                    bad = next(n for n, r in enumerate(self.rows) if not _is_int(r[i]))
-                    raise RocmPerfError(
-                        f"{self.path}: line {bad + 2}: column {column} is not an integer ({self.rows[bad][i]!r})"
-                    ) from e
+                return foreign.int64_array([_cell(r[i]) for r in self.rows],
+                                           lambda n: f"{self.path}: line {n + 2}: column {column}")
         return np.full(len(self.rows), default, dtype=np.int64)
 
 
-def _int(text: str) -> int:
+def _cell(text: str) -> int | str:
+    """An integer cell: its int, UNKNOWN when empty, else the text for foreign.integer to judge
+    ("16384.000000", as counters print, is 16384; "abc" and "1e400" are refused)."""
     text = text.strip()
-    if text.startswith("Agent "):
-        text = text[6:]
+    if text.startswith(("Agent ", "GPU ", "CPU ")):  # rocprofv3's agent labels (trace/agent_info_read.py)
+        text = text.split(" ", 1)[1]
     if text == "":
         return UNKNOWN
     try:
         return int(text)
     except ValueError:
-        return int(float(text))  # counters print "16384.000000"
-
-
-def _is_int(text: str) -> bool:
-    try:
-        _int(text)
-    except ValueError:
-        return False
-    return True
+        return text
 
 
 def _read_table(path: Path) -> _Table:
@@ -138,7 +137,7 @@ def read_csv_file(path: Path) -> Trace:
         raise RocmPerfError(
             f"{path}: CSV lacks column(s) {', '.join(missing)} (expected a rocprofv3 kernel_trace.csv)"
         )
-    trace = _kernel_trace([table])
+    trace = _kernel_trace([table], agent_info_beside(path))
     trace.metadata["source_path"] = str(path)
     return trace
 
@@ -153,9 +152,19 @@ def read_csv_folder(folder: Path) -> Trace:
     # file with kernel-trace columns counts only when no file has that name.
     named = [p for p in files if p.name.endswith("kernel_trace.csv") and _is_kernel_trace(headers[p])]
     kernel_files = named or [p for p in files if _is_kernel_trace(headers[p]) and "Counter_Name" not in headers[p]]
-    if not kernel_files:
-        raise RocmPerfError(f"{folder}: no kernel trace CSV in this folder (run rocprofv3 with --kernel-trace)")
-    trace = _kernel_trace([_read_table(p) for p in kernel_files])
+    counter_files = [p for p in files if _is_kernel_trace(headers[p]) and "Counter_Name" in headers[p]]
+    if not kernel_files and not counter_files:
+        raise RocmPerfError(f"{folder}: no kernel trace CSV in this folder (run rocprofv3 with --kernel-trace, "
+                            "or --pmc for a counter collection)")
+    agent_info = agent_info_beside((kernel_files or counter_files)[0])
+    if kernel_files:
+        tables = [_read_table(p) for p in kernel_files]
+        trace = _kernel_trace(tables, agent_info)
+        if counter_files:
+            _join_counters(trace, tables, [_read_table(p) for p in counter_files])
+    else:  # `rocprofv3 --pmc` alone: the counter collection is the dispatch list
+        kernel_files = counter_files
+        trace = _kernel_trace([_read_table(p) for p in counter_files], agent_info)
     api_files = [p for p in files if p.name.endswith("hip_api_trace.csv") and _is_api_trace(headers[p])]
     if api_files:
         trace.api = _api_calls([_read_table(p) for p in api_files])
@@ -168,8 +177,37 @@ def read_csv_folder(folder: Path) -> Trace:
     if marker_tables:
         trace.markers = _markers(marker_tables)
     trace.metadata["source_path"] = str(folder)
-    trace.metadata["csv_files"] = [p.name for p in kernel_files + api_files + marker_files]
+    used_counters = counter_files if (kernel_files == counter_files or trace.counters) else []
+    trace.metadata["csv_files"] = [p.name for p in dict.fromkeys(kernel_files + used_counters + api_files + marker_files)]
     return trace
+
+
+def _join_counters(trace: Trace, kernel_tables: list[_Table], counter_tables: list[_Table]) -> None:
+    """Counter columns of a counter collection onto the kernel trace's dispatches of the same run,
+    matched by Dispatch_Id (NaN where a dispatch has no counter row). Nothing is joined without
+    Dispatch_Id on both sides (timestamps differ between the two: counters serialize the kernels),
+    nor when a dispatch id names another kernel, agent or thread on each side (files of other runs)."""
+    if not all(t.has("Dispatch_Id") for t in kernel_tables + counter_tables):
+        return
+    def identity(t: _Table) -> list[tuple]:  # what one dispatch is in both files of one run
+        return list(zip(t.text("Kernel_Name"), t.ints("Agent_Id").tolist(), t.ints("Thread_Id").tolist()))
+
+    kernel_of = {d: k for t in kernel_tables for d, k in zip(t.ints("Dispatch_Id").tolist(), identity(t))}
+    by_dispatch: dict[int, dict[str, float]] = {}
+    for t in counter_tables:
+        rows, columns = _one_row_per_dispatch(t)
+        for i, (dispatch, who) in enumerate(zip(rows.ints("Dispatch_Id").tolist(), identity(rows))):
+            if kernel_of.get(dispatch, who) != who:
+                return  # another run's counters (the documentation's sample files are of several runs)
+            by_dispatch.setdefault(dispatch, {}).update({k: float(v[i]) for k, v in columns.items() if not np.isnan(v[i])})
+    if not by_dispatch.keys() & kernel_of.keys():
+        return
+    ids = np.concatenate([t.ints("Dispatch_Id") for t in kernel_tables])
+    order = np.argsort(np.concatenate([t.ints("Start_Timestamp") for t in kernel_tables]), kind="stable")
+    ids = ids[order]  # the trace's rows are sorted by start, as Trace.from_rows sorted them
+    names = sorted({n for values in by_dispatch.values() for n in values})
+    for name in names:
+        trace.counters[name] = np.array([by_dispatch.get(int(d), {}).get(name, np.nan) for d in ids.tolist()])
 
 
 def _same_run(markers: _Table, trace: Trace) -> bool:
@@ -199,11 +237,18 @@ def _markers(tables: list[_Table]) -> Markers | None:
     return Markers.from_rows(rows) if rows else None
 
 
-def _kernel_trace(tables: list[_Table]) -> Trace:
+def _agent_ids(t: _Table) -> tuple[np.ndarray, bool]:
+    """The Agent_Id column as numbers, and whether it names agents type-relative ("GPU n")."""
+    type_relative = t.has("Agent_Id") and any(v.strip().startswith(("GPU ", "CPU ")) for v in t.text("Agent_Id"))
+    return t.ints("Agent_Id", default=0), type_relative
+
+
+def _kernel_trace(tables: list[_Table], agent_info: Path | None = None) -> Trace:
     start, end, agent, queue, stream, corr, kernel, grid, workgroup, tid = ([] for _ in range(10))
     symbols: list[KernelSymbol] = []
     symbol_index: dict[tuple, int] = {}
     pids: list[int] = []
+    type_relative = False
     counter_parts: list[tuple[int, dict[str, np.ndarray]]] = []  # (rows, columns) per table
     for t in tables:
         columns: dict[str, np.ndarray] = {}
@@ -228,27 +273,35 @@ def _kernel_trace(tables: list[_Table]) -> Trace:
             kernel.append(symbol_index[key])
         start.append(t.ints("Start_Timestamp"))
         end.append(t.ints("End_Timestamp"))
-        agent.append(t.ints("Agent_Id", default=0))
+        ids, relative = _agent_ids(t)
+        agent.append(ids)
+        type_relative = type_relative or relative
         queue.append(t.ints("Queue_Id"))
         stream.append(t.ints("Stream_Id"))
-        corr.append(t.ints("Correlation_Id"))
+        corr.append(t.ints(*_CORRELATION))
         tid.append(t.ints("Thread_Id"))
         grid.append(_dims(t, "Grid_Size"))
         workgroup.append(_dims(t, "Workgroup_Size"))
     agents_col = np.concatenate(agent)
     tids = np.concatenate(tid)
+    agent_ids = sorted(set(agents_col.tolist()))
+    if agent_info is not None:
+        agents = agents_for(agent_ids, type_relative, read_agent_info(agent_info), agent_info)
+    else:  # the kernel trace names agents by number only; which GPU it was is in agent_info.csv
+        agents = [Agent(id=int(a), type="GPU", name="") for a in agent_ids]
     trace = Trace.from_rows(
         start=np.concatenate(start), end=np.concatenate(end), kernel=np.array(kernel, dtype=np.int32),
         symbols=symbols, agent=agents_col, queue=np.concatenate(queue), stream=np.concatenate(stream),
         corr=np.concatenate(corr), grid=np.concatenate(grid), workgroup=np.concatenate(workgroup),
         tid=None if bool((tids == UNKNOWN).all()) else tids,
-        # The CSV names agents by number only; what GPU it was is not in the kernel trace.
-        agents=[Agent(id=int(a), type="GPU", name="") for a in sorted(set(agents_col.tolist()))],
+        agents=agents,
         counters=_stack_counters(counter_parts),
     )
     trace.metadata.update(
         format="rocprofv3-csv", hostname=None, command=None, pid=pids[0] if pids else None, api_trace=False
     )
+    if agent_info is not None:
+        trace.metadata["agent_info"] = str(agent_info)
     return trace
 
 
@@ -268,7 +321,13 @@ def _one_row_per_dispatch(t: _Table) -> tuple[_Table, dict[str, np.ndarray]]:
     """The first row of each dispatch, and each counter as a column over those rows (NaN where a
     dispatch has no row for it). Repeated (dispatch, counter) rows are summed, as rocpd's
     `counters_collection` view sums a counter's instances."""
-    key = t.header.index("Dispatch_Id") if t.has("Dispatch_Id") else t.header.index("Correlation_Id")
+    for needed in ("Counter_Name", "Counter_Value"):
+        if not t.has(needed):
+            raise RocmPerfError(f"{t.path}: a counter collection CSV without a {needed} column")
+    key_column = next((c for c in ("Dispatch_Id", *_CORRELATION) if t.has(c)), None)
+    if key_column is None:
+        raise RocmPerfError(f"{t.path}: counter collection without Dispatch_Id or Correlation_Id: rows cannot be told apart")
+    key = t.header.index(key_column)
     name_at, value_at = t.header.index("Counter_Name"), t.header.index("Counter_Value")
     row_of: dict[str, int] = {}
     rows = []
@@ -277,12 +336,8 @@ def _one_row_per_dispatch(t: _Table) -> tuple[_Table, dict[str, np.ndarray]]:
         row = row_of.setdefault(r[key], len(rows))
         if row == len(rows):
             rows.append(r)
-        try:
-            value = float(r[value_at]) if r[value_at].strip() else float("nan")
-        except ValueError:
-            raise RocmPerfError(
-                f"{t.path}: line {line}: Counter_Value of {r[name_at]} is not a number ({r[value_at]!r})"
-            ) from None
+        value = foreign.finite(r[value_at], f"{t.path}: line {line}: Counter_Value of {r[name_at]}",
+                               nan_ok=True) if r[value_at].strip() else float("nan")
         column = cells.setdefault(r[name_at], {})
         column[row] = column.get(row, 0.0) + value
     columns = {}
@@ -310,7 +365,7 @@ def _api_calls(tables: list[_Table]) -> ApiCalls:
         start.append(t.ints("Start_Timestamp"))
         end.append(t.ints("End_Timestamp"))
         tid.append(t.ints("Thread_Id"))
-        corr.append(t.ints("Correlation_Id"))
+        corr.append(t.ints(*_CORRELATION))
     start_all = np.concatenate(start)
     order = np.argsort(start_all, kind="stable")
     distinct = sorted(set(names))

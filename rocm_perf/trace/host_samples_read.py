@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.foreign import integer
 from rocm_perf.trace.instruction_profile import InstructionProfile, concatenate, parse_count, profile_from_rows
 
 FORMAT = "rocm-perf host samples"
@@ -52,16 +53,17 @@ def read_host_samples(path: Path) -> InstructionProfile:
     for i, r in enumerate(rows):
         if not isinstance(r, dict):
             raise RocmPerfError(f"{path}: row {i} is not an object")
+        where = f"{path}: row {i}"
         out.append({
             "kernel": str(r.get("kernel") or "(outside kernels)"),
-            "vaddr": int(parse_count(r.get("offset", -1), f"{path}: row {i}: `offset`")),
+            "vaddr": integer(parse_count(r.get("offset", -1), f"{where}: `offset`"), f"{where}: `offset`"),
             "isa": "",  # no instruction text: the rows are program counters of a CPU build
             "file": str(r.get("file") or ""),
-            "line": int(parse_count(r.get("line", 0), f"{path}: row {i}: `line`")),
+            "line": integer(parse_count(r.get("line", 0), f"{where}: `line`"), f"{where}: `line`", low=0),
             "weight": parse_count(r.get("samples", 0), f"{path}: row {i}: `samples`"),
-            "context": [(str(f), int(l)) for f, l in (r.get("context") or []) if f],
+            "context": _context(r.get("context"), f"{where}: `context`"),
         })
-    dropped = int(data.get("dropped") or 0)
+    dropped = integer(data.get("dropped") or 0, f"{path}: `dropped`", low=0)
     if dropped:
         notes.append(f"{dropped} samples were dropped (the sample table was full)")
     meta = {k: data.get(k) for k in ("hz", "samples", "dropped", "symbolizer", "executable", "clock")}
@@ -70,6 +72,15 @@ def read_host_samples(path: Path) -> InstructionProfile:
     meta["system_files"] = sorted({str(r.get("file")) for r in rows if isinstance(r, dict) and r.get("system")})
     return profile_from_rows(out, origin=str(path), evidence="host-sampler", version=str(data.get("version")),
                              notes=notes, metadata=meta)
+
+
+def _context(frames, where: str) -> list[tuple[str, int]]:
+    """The inlining chain of a row: [[file, line], ...] (files that are empty are skipped)."""
+    if frames is None:
+        return []
+    if not isinstance(frames, list) or not all(isinstance(f, list) and len(f) == 2 for f in frames):
+        raise RocmPerfError(f"{where} is not a list of [file, line] pairs")
+    return [(str(f), integer(line, f"{where}: line", low=0)) for f, line in frames if f]
 
 
 def read_host_sample_files(root: Path) -> InstructionProfile:

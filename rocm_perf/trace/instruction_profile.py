@@ -9,12 +9,12 @@ about the units of `weight`.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.foreign import INT64_MAX, finite
 
 # Stall (not-issued) reasons of stochastic PC sampling, in the order rocprofiler-sdk numbers them
 # (rocprofiler_pc_sampling_instruction_not_issued_reason_t: NONE, NO_INSTRUCTION_AVAILABLE,
@@ -160,7 +160,7 @@ def split_source(location: str) -> tuple[str, int]:
     if not location:
         return "", 0
     path, sep, tail = location.rpartition(":")
-    if not sep or not path or not tail.strip().isdigit():
+    if not sep or not path or not tail.strip().isdigit() or int(tail) > INT64_MAX:
         return "", 0
     return path, int(tail)
 
@@ -226,17 +226,4 @@ def _concatenate_context(profiles: list[InstructionProfile]) -> np.ndarray | Non
 def parse_count(value, where: str) -> float:
     """A count from a profile: a number or a numeric string (None = 0). Anything else raises
     RocmPerfError `<where> is <value>, not a number` (`where` names the file, row and column)."""
-    if value is None:
-        return 0.0
-    if isinstance(value, bool):
-        raise RocmPerfError(f"{where} is {value!r}, not a number")
-    if isinstance(value, (int, float)):
-        number = float(value)
-    else:
-        try:
-            number = float(str(value).strip())
-        except ValueError:
-            raise RocmPerfError(f"{where} is {value!r}, not a number") from None
-    if not math.isfinite(number):
-        raise RocmPerfError(f"{where} is {value!r}, not a finite number")
-    return number
+    return 0.0 if value is None else finite(value, where)  # foreign.py: the one place numbers come in

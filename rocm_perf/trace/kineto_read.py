@@ -19,7 +19,9 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+import math
 import zlib
+from collections import Counter
 from contextlib import contextmanager
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from pathlib import Path
@@ -28,6 +30,9 @@ from typing import Any
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.kineto_json import args_of
+from rocm_perf.trace.kineto_json import decode as decode_document
+from rocm_perf.trace.foreign import INT64_MAX, INT64_MIN
 from rocm_perf.trace.model import (
     THREAD_RANGE,
     UNKNOWN,
@@ -47,6 +52,12 @@ COPY_CATEGORIES = frozenset({"gpu_memcpy", "gpu_memset"})
 # critical-path copies twice.
 OWN_EXPORT = "rocm-perf"
 STREAM_SPACING = 1 << 20  # streams of one device when several devices number theirs alike
+# The ranges ids, devices and launch dimensions are read in (anything else counts as absent): wide
+# enough for every real value, narrow enough that merged ids (device x stream spacing, correlation
+# offsets, grid x block) stay within int64.
+ID_BOUND = 1 << 53
+DEVICE_BOUND = 1 << 31
+DIM_BOUND = 1 << 31
 
 
 def us_to_ns(value: Any) -> int:
@@ -65,9 +76,11 @@ def us_to_ns(value: Any) -> int:
             return -ns if negative else ns
         try:
             return int((Decimal(text) * 1000).to_integral_value(rounding=ROUND_HALF_EVEN))
-        except InvalidOperation as e:
-            raise ValueError(f"not a number: {text!r}") from e
+        except (InvalidOperation, OverflowError) as e:  # text, NaN, Infinity
+            raise ValueError(f"not a number: {text[:40]!r}") from e
     if isinstance(value, float):  # a float the caller parsed itself: the best we can do
+        if not math.isfinite(value):
+            raise ValueError(f"not a finite time: {value!r}")
         return int(round(value * 1000))
     raise ValueError(f"not a time: {value!r}")
 
@@ -104,14 +117,15 @@ def _read_document(path: Path) -> dict[str, Any]:
         raise RocmPerfError(f"{path}: damaged gzip file ({e})") from e
     try:
         # floats stay text so that times can be turned into exact nanoseconds (us_to_ns)
-        doc = json.loads(raw, parse_float=str)
+        doc = decode_document(raw)
     except json.JSONDecodeError as e:
         where = "the end" if e.pos >= len(raw) - 2 else f"line {e.lineno}, column {e.colno}"
         raise RocmPerfError(f"{path}: not valid JSON at {where} ({e.msg}; a truncated profiler trace?)") from e
     except UnicodeDecodeError as e:
         raise RocmPerfError(f"{path}: not UTF-8 JSON ({e.reason})") from e
-    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        raise RocmPerfError(f"{path}: JSON without a traceEvents list (not a PyTorch profiler trace)")
+    except ValueError as e:
+        raise RocmPerfError(f"{path}: JSON without a traceEvents list (not a PyTorch profiler trace)") from e
+    del raw
     if isinstance(doc.get("otherData"), dict) and doc["otherData"].get("exporter") == OWN_EXPORT:
         raise RocmPerfError(
             f"{path}: this is rocm-perf's own Perfetto export; pass the profile it was made from instead"
@@ -142,66 +156,84 @@ class _Rank:
         self.counts: dict[str, int] = {}
 
     def parse(self) -> None:
-        ns = us_to_ns
-        base = self.base_ns
-        for e in self.doc["traceEvents"]:
-            if type(e) is not dict:
-                continue
-            ph = e.get("ph")
-            cat = e.get("cat")
+        """Sort the events by what they become, then turn each kind into rows (kineto_json.Event)."""
+        kernels, api, copies, ranges, gpu_ranges, flows, other = [], [], [], [], [], [], []
+        for e in self.doc["traceEvents"]:  # one plain loop: faster than any vectorized sorting tried
+            ph = e.ph
             if ph == "X":
-                if cat == "cpu_op" or cat == "python_function":
-                    self.counts[cat] = self.counts.get(cat, 0) + 1
-                    continue
-                try:
-                    start = ns(e["ts"]) + base
-                    end = start + ns(e.get("dur", 0))
-                except (KeyError, ValueError) as err:
-                    raise RocmPerfError(f"{self.path}: event {e.get('name')!r} has no usable ts/dur ({err})") from err
-                args = e.get("args") if type(e.get("args")) is dict else {}
-                if cat == "kernel":
-                    self.kernels.append((start, end, _device(e, args), _int(args.get("stream"), _int(e.get("tid"))),
-                                         str(e.get("name", "")), _int(args.get("correlation")),
-                                         _dims(args.get("grid")), _dims(args.get("block")),
-                                         _int(args.get("shared memory"))))
+                cat = e.cat
+                if type(cat) is not str:  # a category that is no text (a list, a number): not one we read
+                    other.append(cat)
+                elif cat == "kernel":
+                    kernels.append(e)
                 elif cat in API_CATEGORIES:
-                    if self.pid is None:
-                        self.pid = _int(e.get("pid"))
-                    stream = args.get("stream")
-                    self.api.append((start, end, _int(e.get("tid")), str(e.get("name", "")),
-                                     _int(args.get("correlation")),
-                                     parse_pointer(stream) if isinstance(stream, str) else UNKNOWN))
+                    api.append(e)
                 elif cat in COPY_CATEGORIES:
-                    self.copies.append((start, end, _device(e, args), _int(args.get("stream"), _int(e.get("tid"))),
-                                        str(e.get("name", "")), _int(args.get("correlation")),
-                                        _int(args.get("bytes")), cat == "gpu_memset"))
+                    copies.append(e)
                 elif cat == "user_annotation":
-                    self.ranges.append({"name": str(e.get("name", "")), "start": start, "end": end,
-                                        "tid": _int(e.get("tid")), "ext": _int(args.get("External id"))})
+                    ranges.append(e)
                 elif cat == "gpu_user_annotation":
-                    self.gpu_ranges.append({"name": str(e.get("name", "")), "start": start, "end": end,
-                                            "device": _device(e, args),
-                                            "stream": _int(args.get("stream"), _int(e.get("tid"))),
-                                            "ext": _int(args.get("External id"))})
+                    gpu_ranges.append(e)
                 else:
-                    key = str(cat)
-                    self.counts[key] = self.counts.get(key, 0) + 1
-            elif (ph == "s" or ph == "f") and cat in FLOW_CATEGORIES:
-                try:
-                    key = (e.get("pid"), e.get("tid"), ns(e["ts"]) + base)
-                    flow = int(e["id"])
-                except (KeyError, ValueError, TypeError):
-                    continue
-                if ph == "s":
-                    self.flow_start[flow] = key
-                else:
-                    self.flow_end[key] = flow
+                    other.append(cat)
+            elif (ph == "s" or ph == "f") and type(e.cat) is str and e.cat in FLOW_CATEGORIES:
+                flows.append(e)
+        for cat, count in Counter(map(str, other)).items():
+            self.counts[cat] = self.counts.get(cat, 0) + count
+        del other
+        for e in kernels:
+            a = args_of(e)
+            self.kernels.append((*self._span(e), _device(e, a), _stream(e, a), str(e.name or ""), _int(a.correlation),
+                                 _dims(a.grid), _dims(a.block), _int(a.shared_memory)))
+        for e in api:
+            if self.pid is None:
+                self.pid = _int(e.pid)
+            a = args_of(e)
+            self.api.append((*self._span(e), _int(e.tid), str(e.name or ""), _int(a.correlation), _pointer(a.stream)))
+        for e in copies:
+            a = args_of(e)
+            self.copies.append((*self._span(e), _device(e, a), _stream(e, a), str(e.name or ""), _int(a.correlation),
+                                _int(a.bytes), e.cat == "gpu_memset"))
+        for e in ranges:
+            start, end = self._span(e)
+            self.ranges.append({"name": str(e.name or ""), "start": start, "end": end, "tid": _int(e.tid),
+                                "ext": _int(args_of(e).external_id)})
+        for e in gpu_ranges:
+            start, end = self._span(e)
+            a = args_of(e)
+            self.gpu_ranges.append({"name": str(e.name or ""), "start": start, "end": end, "device": _device(e, a),
+                                    "stream": _stream(e, a), "ext": _int(a.external_id)})
+        self._flows = flows
         self._correlate_by_flows()
+
+    def _span(self, e) -> tuple[int, int]:
+        """(start, end) in exact ns; a RocmPerfError naming the event when its times are unusable."""
+        try:
+            ts, dur = e.ts, e.dur
+            start = (ts * 1000 if type(ts) is int else us_to_ns(ts)) + self.base_ns
+            end = start + (dur * 1000 if type(dur) is int else us_to_ns(dur if dur is not None else 0))
+        except ValueError as err:
+            raise RocmPerfError(f"{self.path}: event {str(e.name)[:80]!r} has no usable ts/dur ({err})") from err
+        if not (INT64_MIN <= start <= INT64_MAX and INT64_MIN <= end <= INT64_MAX):
+            raise RocmPerfError(f"{self.path}: event {str(e.name)[:80]!r}: ts/dur beyond the 64-bit range of nanoseconds")
+        return start, end
 
     def _correlate_by_flows(self) -> None:
         """Give kernels and API calls without `args.correlation` the id of the flow that ends/starts on them."""
-        if not self.flow_end or all(k[5] != UNKNOWN for k in self.kernels):
+        if not self._flows or all(k[5] != UNKNOWN for k in self.kernels):
             return
+        for e in self._flows:
+            try:
+                key = (e.pid, e.tid, us_to_ns(e.ts) + self.base_ns)
+                flow = _int(e.id)
+            except (ValueError, TypeError):
+                continue
+            if flow == UNKNOWN:  # an id beyond every real one, or none
+                continue
+            if e.ph == "s":
+                self.flow_start[flow] = key
+            else:
+                self.flow_end[key] = flow
         # GPU events sit at (pid = device, tid = stream, ts = start) in the file; flows point there.
         fixed = []
         for k in self.kernels:
@@ -219,28 +251,39 @@ class _Rank:
         self.api = api
 
 
-def _int(value: Any, default: int = UNKNOWN) -> int:
+def _pointer(stream: Any) -> int:
+    return parse_pointer(stream) if isinstance(stream, str) else UNKNOWN
+
+
+def _stream(event, args) -> int:
+    return _int(args.stream, _int(event.tid))
+
+
+def _int(value: Any, default: int = UNKNOWN, bound: int = ID_BOUND) -> int:
+    """An id as the file gives it (an int, decimal or 0x text): `default` where it is none, or
+    beyond +-bound."""
     if type(value) is int:
-        return value
+        return value if -bound < value < bound else default
     if isinstance(value, str):
         try:
-            return int(value, 0) if value.lower().startswith("0x") else int(float(value))
-        except ValueError:
+            number = int(value, 0) if value.lower().startswith("0x") else int(float(value))
+        except (ValueError, OverflowError):
             return default
+        return number if -bound < number < bound else default
     return default
 
 
-def _device(event: dict, args: dict) -> int:
-    device = _int(args.get("device"))
-    return device if device != UNKNOWN else _int(event.get("pid"))
+def _device(event, args) -> int:
+    device = _int(args.device, bound=DEVICE_BOUND)
+    return device if device != UNKNOWN else _int(event.pid, bound=DEVICE_BOUND)
 
 
 def _dims(value: Any) -> tuple[int, int, int]:
     if type(value) is list and len(value) == 3:
         x, y, z = value
-        if type(x) is int and type(y) is int and type(z) is int:
+        if type(x) is int and type(y) is int and type(z) is int and all(0 < v < DIM_BOUND for v in value):
             return (x, y, z)
-        return (max(1, _int(x, 1)), max(1, _int(y, 1)), max(1, _int(z, 1)))
+        return tuple(max(1, _int(v, 1, bound=DIM_BOUND)) for v in value)
     return (1, 1, 1)
 
 
@@ -250,6 +293,7 @@ def read_kineto(path: Path) -> Trace:
     with _no_cyclic_gc():
         rank = _Rank(path, _read_document(path))
         rank.parse()
+        rank.doc["traceEvents"] = []  # parsed: free the events (and the text their args point into)
         trace = _build([rank])
     trace.metadata["source_path"] = str(path)
     return trace
@@ -382,7 +426,8 @@ def _build(ranks: list[_Rank]) -> Trace:
 def _agents(ranks: list[_Rank], agent_of: list[dict[int, int]]) -> list[Agent]:
     agents = []
     for i, r in enumerate(ranks):
-        props = {int(p["id"]): p for p in r.doc.get("deviceProperties") or [] if isinstance(p, dict) and "id" in p}
+        listed = r.doc.get("deviceProperties")
+        props = {_int(p["id"]): p for p in (listed if isinstance(listed, list) else []) if isinstance(p, dict) and "id" in p}
         for device, agent in sorted(agent_of[i].items(), key=lambda kv: kv[1]):
             p = props.get(device, {})
             arch = str(p.get("gcnArchName") or "").split(":")[0]
@@ -399,18 +444,21 @@ def _agents(ranks: list[_Rank], agent_of: list[dict[int, int]]) -> list[Agent]:
 def _api_calls(rows: list[tuple]) -> ApiCalls | None:
     if not rows:
         return None
-    rows.sort(key=lambda r: r[0])
-    names_per_row = [r[3] for r in rows]
-    distinct = sorted(set(names_per_row))
-    index = {n: i for i, n in enumerate(distinct)}
     n = len(rows)
+    start, end, tid, name_text, corr, stream = zip(*rows)
+    start = np.fromiter(start, dtype=np.int64, count=n)
+    order = np.argsort(start, kind="stable")
+    distinct = sorted(set(name_text))
+    index = {x: i for i, x in enumerate(distinct)}
+    name = np.fromiter(map(index.__getitem__, name_text), dtype=np.int32, count=n)
+    column = lambda values: np.fromiter(values, dtype=np.int64, count=n)[order]  # noqa: E731
     return ApiCalls(
         names=distinct,
-        name=np.fromiter((index[x] for x in names_per_row), dtype=np.int32, count=n),
-        start=np.fromiter((r[0] for r in rows), dtype=np.int64, count=n),
-        end=np.fromiter((r[1] for r in rows), dtype=np.int64, count=n),
-        tid=np.fromiter((r[2] for r in rows), dtype=np.int64, count=n),
-        corr=np.fromiter((r[4] for r in rows), dtype=np.int64, count=n),
-        stream=np.fromiter((r[5] for r in rows), dtype=np.int64, count=n),
+        name=name[order],
+        start=start[order],
+        end=column(end),
+        tid=column(tid),
+        corr=column(corr),
+        stream=column(stream),
         event=np.full(n, UNKNOWN, dtype=np.int64),
     )

@@ -12,25 +12,27 @@ from pathlib import Path
 from rocm_perf.errors import RocmPerfError
 from rocm_perf.trace.model import Trace
 from rocm_perf.trace.names import demangle_symbols
+from rocm_perf.trace.needs import EVERYTHING, ProfileNeeds
 from rocm_perf.trace.sqlite_file import SQLITE_MAGIC, open_readonly, table_names
 
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def load_trace(path: Path) -> Trace:
+def load_trace(path: Path, needs: ProfileNeeds = EVERYTHING) -> Trace:
     """A Trace from a rocpd v3 database, a legacy RPD (optionally gzip'd), rocprofv3 CSV (file or folder),
     a PyTorch profiler (Kineto) trace (`.json`, `.json.gz`, or a folder of them, one per rank),
     the pmc_N folders of a multi-pass rocprofv3 counter collection, or a rocprof-compute workload folder.
 
     Raises RocmPerfError with a one-line message naming the file for anything else.
     Display names a trace left mangled (legacy RPD, `rocprofv3 -M`) are demangled.
+    `needs` says what the caller uses; a reader may leave the rest unread (trace/needs.py).
     """
-    trace = _load(Path(path))
+    trace = _load(Path(path), needs)
     demangle_symbols(trace)
     return trace
 
 
-def _load(path: Path) -> Trace:
+def _load(path: Path, needs: ProfileNeeds = EVERYTHING) -> Trace:
     if not path.exists():
         raise RocmPerfError(f"{path}: no such file or directory")
     if path.is_dir():
@@ -53,17 +55,24 @@ def _load(path: Path) -> Trace:
             nested = sorted({q.parent for depth in ("*/", "*/*/", "*/*/*/") for first in ("pmc_1", "pass_1")
                              for q in path.glob(depth + first) if q.is_dir()})
             if len(nested) == 1:
-                return _load(nested[0])
+                return _load(nested[0], needs)
             if len(nested) > 1:
                 listed = ", ".join(str(q.relative_to(path)) for q in nested[:4])
                 raise RocmPerfError(f"{path}: folder holds several counter collections ({listed}); pass one")
             # rocprofv3's default output is <dir>/<hostname>/<pid>_results.db: accept its folder
             dbs = sorted(p for pattern in ("*.db", "*/*.db") for p in path.glob(pattern) if p.is_file())
             if len(dbs) == 1:
-                return _load(dbs[0])
+                return _load(dbs[0], needs)
             if len(dbs) > 1:
                 listed = ", ".join(str(p.relative_to(path)) for p in dbs[:5])
                 raise RocmPerfError(f"{path}: folder holds several databases ({listed}{', ...' if len(dbs) > 5 else ''}); pass one")
+            # and its CSV output <dir>/<hostname>/<pid>_kernel_trace.csv, <pid>_agent_info.csv, ...
+            csv_folders = sorted({p.parent for p in path.glob("*/*.csv") if p.is_file()})
+            if len(csv_folders) == 1:
+                return read_csv_folder(csv_folders[0])
+            if len(csv_folders) > 1:
+                listed = ", ".join(str(p.relative_to(path)) for p in csv_folders[:5])
+                raise RocmPerfError(f"{path}: folder holds the CSV output of several hosts or runs ({listed}); pass one")
         return read_csv_folder(path)
     try:
         size = path.stat().st_size
@@ -74,9 +83,9 @@ def _load(path: Path) -> Trace:
     if size == 0:
         raise RocmPerfError(f"{path}: empty file")
     if head.startswith(GZIP_MAGIC):
-        return _load_gzip(path)
+        return _load_gzip(path, needs)
     if head.startswith(SQLITE_MAGIC):
-        return _load_sqlite(path, path)
+        return _load_sqlite(path, path, needs)
     from rocm_perf.trace.kineto_read import looks_like_kineto, read_kineto
 
     if looks_like_kineto(_head(path, 4096)):
@@ -136,7 +145,7 @@ def _looks_like_text(head: bytes) -> bool:
     return b"\x00" not in head
 
 
-def _load_sqlite(db: Path, shown: Path) -> Trace:
+def _load_sqlite(db: Path, shown: Path, needs: ProfileNeeds = EVERYTHING) -> Trace:
     """Dispatch on the tables the database holds; `shown` is the path the user gave (for messages)."""
     from rocm_perf.trace.rocpd_read import find_uuid_sets, read_rocpd
 
@@ -145,7 +154,7 @@ def _load_sqlite(db: Path, shown: Path) -> Trace:
             tables = set(table_names(con))
             rocpd = bool(find_uuid_sets(con))
         if rocpd:
-            trace = read_rocpd(db)
+            trace = read_rocpd(db, needs)
         elif "rocpd_op" in tables:
             from rocm_perf.trace.rpd_read import read_rpd
 
@@ -162,7 +171,7 @@ def _load_sqlite(db: Path, shown: Path) -> Trace:
     return trace
 
 
-def _load_gzip(path: Path) -> Trace:
+def _load_gzip(path: Path, needs: ProfileNeeds = EVERYTHING) -> Trace:
     """A gzip'd PyTorch trace is read in memory; a gzip'd database is decompressed to a private temp
     file (SQLite cannot read gzip), loaded, and deleted."""
     try:
@@ -182,7 +191,7 @@ def _load_gzip(path: Path) -> Trace:
         with open(tmp, "rb") as f:
             head = f.read(100)
         if head.startswith(SQLITE_MAGIC):
-            return _load_sqlite(tmp, path)
+            return _load_sqlite(tmp, path, needs)
         raise RocmPerfError(f"{path}: gzip file that holds neither a SQLite profile nor a PyTorch profiler trace")
     except (OSError, EOFError, zlib.error) as e:
         raise RocmPerfError(f"{path}: damaged gzip file ({e})") from e

@@ -6,8 +6,9 @@ metadata are small Python records. Nothing here knows which file format a trace 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -50,6 +51,53 @@ class Agent:
     measured_peaks: dict[str, float] = field(default_factory=dict)
 
 
+class ApiArgs(Mapping):
+    """The arguments of API calls as columns (a Mapping row -> {name: value}, as `ApiCalls.args`).
+
+    One entry per argument: the API row it belongs to, its name and its value as codes into
+    `names` and `values` (a value may be None), sorted by row and, within a row, in the call's
+    argument order. Ten million calls' arguments take a few hundred MB this way instead of a
+    dict per call.
+    """
+
+    def __init__(self, row: np.ndarray, name: np.ndarray, value: np.ndarray, names: list[str],
+                 values: list[str | None]):
+        row = np.asarray(row, dtype=np.int64)
+        in_order = len(row) < 2 or bool(np.all(row[1:] >= row[:-1]))
+        order = slice(None) if in_order else np.argsort(row, kind="stable")
+        self.row = row[order]
+        self.name = np.asarray(name, dtype=np.int32)[order]
+        self.value = np.asarray(value, dtype=np.int32)[order]
+        self.names = names
+        self.values = values
+        first = np.ones(len(self.row), dtype=bool)  # sorted: the distinct rows without np.unique's hashing
+        first[1:] = self.row[1:] != self.row[:-1]
+        self._rows = self.row[first]
+
+    def __getitem__(self, row: int) -> dict[str, str | None]:
+        lo, hi = np.searchsorted(self.row, [row, row + 1])
+        if lo == hi:
+            raise KeyError(row)
+        names, values = self.names, self.values
+        return {names[n]: values[v] for n, v in zip(self.name[lo:hi].tolist(), self.value[lo:hi].tolist())}
+
+    def __contains__(self, row: object) -> bool:
+        if not isinstance(row, (int, np.integer)):
+            return False
+        i = int(np.searchsorted(self._rows, row))
+        return i < len(self._rows) and int(self._rows[i]) == int(row)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._rows.tolist())
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def remapped(self, new_row_of_old: np.ndarray) -> "ApiArgs":
+        """The same arguments with rows renumbered (new_row_of_old[old row] = new row)."""
+        return ApiArgs(np.asarray(new_row_of_old)[self.row], self.name, self.value, self.names, self.values)
+
+
 @dataclass
 class ApiCalls:
     """HIP API calls as columns, sorted by start. Only the arguments that order work are columns.
@@ -57,7 +105,9 @@ class ApiCalls:
     `stream` and `event` hold pointer values (hipStream_t / hipEvent_t as integers; 0 is the null
     stream) or UNKNOWN when the call has no such argument. `corr` is the internal correlation id
     that joins a launch call to its dispatch (rocpd `stack_id`, CSV `Correlation_Id`).
-    `args` keeps every argument as text for the calls whose arguments were read, keyed by row.
+    `args` keeps every argument as text for the calls whose arguments were read, keyed by row
+    (a dict, or an ApiArgs of columns for large traces; empty when the reader was told they are
+    not needed, see trace/needs.py).
     """
 
     names: list[str]  # the distinct API names; `name` indexes into it
@@ -68,7 +118,7 @@ class ApiCalls:
     corr: np.ndarray  # int64
     stream: np.ndarray  # int64 pointer value or UNKNOWN
     event: np.ndarray  # int64 pointer value or UNKNOWN
-    args: dict[int, dict[str, str]] = field(default_factory=dict)
+    args: Mapping[int, dict[str, str]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.start)

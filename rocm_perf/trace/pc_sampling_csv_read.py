@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.foreign import integer
 from rocm_perf.trace.instruction_profile import STALL_REASONS, InstructionProfile, concatenate, profile_from_rows
 
 REQUIRED = ("Dispatch_Id", "Instruction")
@@ -60,7 +61,12 @@ def read_pc_sampling_csv(path: Path) -> InstructionProfile:
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
             header = [h.strip() for h in (reader.fieldnames or [])]
-            samples = [{(k or "").strip(): (v or "").strip() for k, v in r.items()} for r in reader]
+            samples = []
+            for r in reader:
+                if None in r:  # DictReader keeps the fields past the header under None
+                    raise RocmPerfError(f"{path}: line {reader.line_num}: more fields than the header has "
+                                        f"({len(header)}; truncated or damaged CSV)")
+                samples.append({(k or "").strip(): (v or "").strip() for k, v in r.items()})
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise RocmPerfError(f"{path}: cannot read ({e})") from None
     for name in REQUIRED:
@@ -78,7 +84,7 @@ def read_pc_sampling_csv(path: Path) -> InstructionProfile:
         kernel = kernels.get(dispatch, f"dispatch {dispatch}")
         comment = s.get("Instruction_Comment", "")
         m = _LOCATION.search(comment)
-        file, line = (m["path"], int(m["line"])) if m else ("", 0)
+        file, line = (m["path"], integer(m["line"], f"{path}: line {i}: Instruction_Comment line")) if m else ("", 0)
         key = (kernel, s["Instruction"], file, line)
         g = groups.setdefault(key, {"kernel": kernel, "isa": s["Instruction"], "file": file, "line": line,
                                     "weight": 0.0, "issued": 0.0, "stalled": 0.0,

@@ -7,6 +7,7 @@ It is written to a temporary file beside the target and renamed, so a reader nev
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -16,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from rocm_perf.disk_space import is_out_of_space
+from rocm_perf.errors import RocmPerfError
 from rocm_perf.sqlite_db import connect_bulk
 from rocm_perf.trace.host_clocks import DESCRIPTIONS
 from rocm_perf.trace.model import MARK, PROCESS_RANGE, UNKNOWN, Agent, Trace
@@ -51,6 +54,11 @@ def write_rocpd(trace: Trace, path: Path, *, command: str = "", hostname: str = 
         finally:
             con.close()
         os.replace(tmp, path)
+    except sqlite3.Error as e:
+        tmp.unlink(missing_ok=True)
+        if is_out_of_space(e):  # SQLITE_FULL: the disk's failure, reported like any full disk
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from e
+        raise RocmPerfError(f"{path}: cannot write the profile database ({e})") from e
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace import foreign
 from rocm_perf.trace.model import Agent, KernelSymbol, Trace
 
 PMC_PERF = "pmc_perf.csv"
@@ -80,10 +81,7 @@ def _number(path: Path, line: int, column: str, text: str) -> float:
     text = text.strip()
     if text == "" or text.lower() in ("nan", "none"):
         return math.nan
-    try:
-        return float(text)
-    except ValueError:
-        raise RocmPerfError(f"{path}: line {line}: column {column} is not a number ({text!r})") from None
+    return foreign.finite(text, f"{path}: line {line}: column {column}")
 
 
 def read_rocprof_compute(folder: Path) -> Trace:
@@ -107,26 +105,35 @@ def read_rocprof_compute(folder: Path) -> Trace:
         if needed not in col:
             raise RocmPerfError(f"{path}: no {needed} column (not a rocprof-compute pmc_perf.csv)")
     start, end = column("Start_Timestamp"), column("End_Timestamp")
+    times_from = path
     if np.isnan(start).all() or np.isnan(end).all():
         start, end = _timestamps(folder, column("Dispatch_ID"), path)
+        times_from = folder / "timestamps.csv"
     bad = np.flatnonzero(np.isnan(start) | np.isnan(end))
     if len(bad):
         raise RocmPerfError(f"{path}: line {int(bad[0]) + 2}: dispatch without Start_Timestamp/End_Timestamp")
 
     counters = _counters(path, header, rows)
-    symbols, kernel = _symbols(rows, col, column)
-    gpu = column("GPU_ID", default=0).astype(np.int64)
+    symbols, kernel = _symbols(rows, col, column, path)
+
+    def ints(*names: str, default: int) -> np.ndarray:
+        """Whole-number columns (NaN where a cell is empty: `default` then)."""
+        return foreign.whole_floats(column(*names, default=default),
+                                    lambda i: f"{path}: line {i + 2}: column {names[0]}", missing=default)
+
+    gpu = ints("GPU_ID", default=0)
+    ones = np.ones(len(rows), dtype=np.int64)
     trace = Trace.from_rows(
-        start=start.astype(np.int64),
-        end=end.astype(np.int64),
+        start=foreign.whole_floats(start, lambda i: f"{times_from}: Start_Timestamp of the dispatch on line {i + 2}"),
+        end=foreign.whole_floats(end, lambda i: f"{times_from}: End_Timestamp of the dispatch on line {i + 2}"),
         kernel=kernel,
         symbols=symbols,
         agent=gpu,
-        queue=column("Queue_ID", "queue-id", default=-1).astype(np.int64),
-        corr=column("Dispatch_ID", default=-1).astype(np.int64),
-        grid=np.stack([column("Grid_Size", default=1), np.ones(len(rows)), np.ones(len(rows))], axis=1).astype(np.int64),
-        workgroup=np.stack([column("Workgroup_Size", default=1), np.ones(len(rows)), np.ones(len(rows))], axis=1).astype(np.int64),
-        lds_bytes=column("LDS_Per_Workgroup", default=0).astype(np.int64),
+        queue=ints("Queue_ID", "queue-id", default=-1),
+        corr=ints("Dispatch_ID", default=-1),
+        grid=np.stack([ints("Grid_Size", default=1), ones, ones], axis=1),
+        workgroup=np.stack([ints("Workgroup_Size", default=1), ones, ones], axis=1),
+        lds_bytes=ints("LDS_Per_Workgroup", default=0),
         counters=counters,
         agents=_agents(folder, sorted(set(gpu.tolist()))),
     )
@@ -136,7 +143,7 @@ def read_rocprof_compute(folder: Path) -> Trace:
         source_path=str(folder),
         hostname=sysinfo.get("hostname"),
         command=sysinfo.get("command"),
-        pid=int(column("PID", "pid")[0]) if not math.isnan(column("PID", "pid")[0]) else None,
+        pid=int(ints("PID", "pid", default=-1)[0]) if not math.isnan(column("PID", "pid")[0]) else None,
         api_trace=False,
         workload=sysinfo.get("workload_name"),
         rocm_version=sysinfo.get("rocm_version"),
@@ -155,8 +162,11 @@ def _timestamps(folder: Path, dispatch_ids: np.ndarray, pmc_path: Path) -> tuple
         i, s, e = header.index("Dispatch_ID"), header.index("Start_Timestamp"), header.index("End_Timestamp")
     except ValueError:
         raise RocmPerfError(f"{path}: expected Dispatch_ID, Start_Timestamp and End_Timestamp columns") from None
-    times = {int(float(r[i])): (float(r[s]), float(r[e])) for r in rows}
-    pairs = [times.get(int(d), (math.nan, math.nan)) if not math.isnan(d) else (math.nan, math.nan) for d in dispatch_ids]
+    times = {foreign.integer(r[i], f"{path}: line {n}: Dispatch_ID"):
+             (foreign.finite(r[s], f"{path}: line {n}: Start_Timestamp"), foreign.finite(r[e], f"{path}: line {n}: End_Timestamp"))
+             for n, r in enumerate(rows, start=2)}
+    pairs = [times.get(int(d), (math.nan, math.nan)) if math.isfinite(d) and d == int(d) else (math.nan, math.nan)
+             for d in dispatch_ids]
     return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 
 
@@ -180,19 +190,19 @@ def _counters(path: Path, header: list[str], rows: list[list[str]]) -> dict[str,
     return counters
 
 
-def _symbols(rows: list[list[str]], col: dict[str, int], column) -> tuple[list[KernelSymbol], np.ndarray]:
+def _symbols(rows: list[list[str]], col: dict[str, int], column, path: Path) -> tuple[list[KernelSymbol], np.ndarray]:
     names = [r[col["Kernel_Name"]] for r in rows]
-    vgpr, agpr, sgpr = column("Arch_VGPR"), column("Accum_VGPR"), column("SGPR")
-    lds, scratch = column("LDS_Per_Workgroup"), column("Scratch_Per_Workitem")
+    resource_columns = ("Arch_VGPR", "Accum_VGPR", "SGPR", "LDS_Per_Workgroup", "Scratch_Per_Workitem")
+    values = [column(c) for c in resource_columns]
 
-    def opt(value: float) -> int | None:
-        return None if math.isnan(value) else int(value)
+    def opt(value: float, line: int, name: str) -> int | None:
+        return None if math.isnan(value) else foreign.integer(value, f"{path}: line {line}: column {name}", low=0)
 
     symbols: list[KernelSymbol] = []
     index: dict[tuple, int] = {}
     kernel = np.zeros(len(rows), dtype=np.int32)
     for i, name in enumerate(names):
-        resources = tuple(opt(v[i]) for v in (vgpr, agpr, sgpr, lds, scratch))
+        resources = tuple(opt(v[i], i + 2, c) for v, c in zip(values, resource_columns))
         key = (name, *resources)
         if key not in index:
             index[key] = len(symbols)
@@ -213,12 +223,12 @@ def _agents(folder: Path, gpu_ids: list[int]) -> list[Agent]:
     """One Agent per GPU the dispatches ran on, all described by sysinfo.csv (it describes one GPU model)."""
     info = _sysinfo(folder)
     extra: dict = {}
+    where = f"{folder / 'sysinfo.csv'}: line 2"
     for column, (key, kind) in _SYSINFO.items():
         text = (info.get(column) or "").strip()
-        try:
-            extra[key] = kind(float(text))
-        except ValueError:
-            continue
+        if text:
+            number = foreign.finite(text, f"{where}: column {column}")
+            extra[key] = foreign.integer(number, f"{where}: column {column}") if kind is int else number
     cu = info.get("cu_per_gpu", "").strip()
     roofline = folder / "roofline.csv"
     peaks_by_device = read_roofline_csv(roofline) if roofline.is_file() else {}
@@ -234,7 +244,8 @@ def _agents(folder: Path, gpu_ids: list[int]) -> list[Agent]:
                 type="GPU",
                 name=(info.get("gpu_arch") or "").strip(),
                 product=(info.get("gpu_model") or "").strip(),
-                cu_count=int(float(cu)) if cu else None,
+                cu_count=foreign.integer(foreign.finite(cu, f"{where}: column cu_per_gpu"), f"{where}: column cu_per_gpu",
+                                         low=0) or None if cu else None,
                 extra=agent_extra,
                 measured_peaks=peaks,
             )
@@ -259,10 +270,8 @@ def read_roofline_csv(path: Path) -> dict[int, dict[str, float]]:
     out: dict[int, dict[str, float]] = {}
     for line, r in enumerate(rows, start=2):
         cells = dict(zip(header, r))
-        try:
-            device = int(float(cells.get("device", line - 2)))
-        except ValueError:
-            device = line - 2
+        device = foreign.integer(foreign.finite(cells["device"], f"{path}: line {line}: column device"),
+                                 f"{path}: line {line}: column device") if cells.get("device", "").strip() else line - 2
         peaks = {}
         for column, key in _ROOFLINE.items():
             if column in cells:

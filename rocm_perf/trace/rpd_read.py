@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace import foreign
 from rocm_perf.trace.model import MARK, THREAD_RANGE, UNKNOWN, Agent, ApiCalls, KernelSymbol, Markers, Trace
 from rocm_perf.trace.rocpd_read import parse_pointer
 from rocm_perf.trace.sqlite_file import column_names, int_columns, open_readonly, table_names
@@ -26,6 +27,8 @@ KERNEL_OP_TYPES = ("KernelExecution",)
 # args string, a push..pop range as one row (a mark: start == end). rocm-trace-lite puts them in
 # `rocpd_op` instead (gpuId < 0, op type UserMarker) and tags each op with its range's `roctxId`.
 MARKER_NAME = "UserMarker"
+_LAUNCH_DIMS = ("gridX", "gridY", "gridZ", "workgroupX", "workgroupY", "workgroupZ")
+_LAUNCH_SIZES = ("groupSegmentSize", "privateSegmentSize")
 _SIGNAL_DIMS = re.compile(r"\b(wg|grid)=(\d+),(\d+),(\d+)")
 
 
@@ -51,7 +54,9 @@ def parse_rpd_args(text: str | None) -> dict[str, str]:
 
 
 def _read(con: sqlite3.Connection, tables: set[str]) -> Trace:
-    strings = dict(con.execute("SELECT id, string FROM rocpd_string").fetchall())
+    path = foreign.sqlite_file(con)
+    strings = {i: foreign.text(s, f"{path}: rocpd_string row {i}")
+               for i, s in con.execute("SELECT id, string FROM rocpd_string").fetchall()}
     kernel_types = [i for i, s in strings.items() if s in KERNEL_OP_TYPES]
     op_cols = set(column_names(con, "rocpd_op"))
     has_signal = "completionSignal" in op_cols
@@ -65,10 +70,15 @@ def _read(con: sqlite3.Connection, tables: set[str]) -> Trace:
             f"""SELECT {key}, stream, gridX, gridY, gridZ, workgroupX, workgroupY, workgroupZ,
                        groupSegmentSize, privateSegmentSize, kernelName_id FROM rocpd_kernelapi"""
         ):
-            launch[row[0]] = row[1:]
+            where = f"{path}: rocpd_kernelapi, call {row[0]!r}:"
+            stream_arg = foreign.text(row[1], f"{where} stream")
+            dims = [1 if v is None else foreign.integer(v, f"{where} {c}") for v, c in zip(row[2:8], _LAUNCH_DIMS)]
+            sizes = [foreign.optional_integer(v, f"{where} {c}") for v, c in zip(row[8:10], _LAUNCH_SIZES)]
+            launch[row[0]] = (stream_arg, *dims, *sizes, row[10])
     op_to_api: dict[int, int] = {}
     if "rocpd_api_ops" in tables:
-        op_to_api = dict(con.execute("SELECT op_id, api_id FROM rocpd_api_ops").fetchall())
+        op_to_api = {op: foreign.integer(api, f"{path}: rocpd_api_ops, op {op!r}: api_id")
+                     for op, api in con.execute("SELECT op_id, api_id FROM rocpd_api_ops").fetchall() if api is not None}
 
     marks = ",".join("?" * len(kernel_types)) or "NULL"
     has_roctx_id = "roctxId" in op_cols
@@ -94,7 +104,9 @@ def _read(con: sqlite3.Connection, tables: set[str]) -> Trace:
     stream_ids: dict[int, int] = {0: 0}
     for i, op in enumerate(ops):
         op_id, gpu, q, s, e, desc_id = op[:6]
-        start[i], end[i], agent[i], queue[i] = s, e, gpu, q
+        where = f"{path}: rocpd_op, op {op_id!r}:"
+        start[i], end[i], agent[i], queue[i] = (foreign.integer(v, f"{where} {c}") for v, c in
+                                                zip((s, e, gpu, q), ("start", "end", "gpuId", "queueId")))
         api_id = op_to_api.get(op_id)
         params = launch.get(api_id) if api_id is not None else None
         name = strings.get(desc_id) or ""
@@ -111,7 +123,8 @@ def _read(con: sqlite3.Connection, tables: set[str]) -> Trace:
             name = name or strings.get(params[9]) or ""
         if op[6]:
             for kind, x, y, z in _SIGNAL_DIMS.findall(str(op[6])):
-                (workgroup if kind == "wg" else grid)[i] = (int(x), int(y), int(z))
+                (workgroup if kind == "wg" else grid)[i] = [foreign.integer(v, f"{where} completionSignal {kind}")
+                                                            for v in (x, y, z)]
         name = name or f"<unnamed kernel op {op_id}>"
         if name not in symbol_of:
             symbol_of[name] = len(symbols)
@@ -122,8 +135,8 @@ def _read(con: sqlite3.Connection, tables: set[str]) -> Trace:
     markers, range_row = _read_markers(con, tables, strings, has_roctx_id)
     dispatch_range = None
     if range_row:
-        dispatch_range = np.array([range_row.get(int(op[7]), UNKNOWN) if op[7] else UNKNOWN for op in ops],
-                                  dtype=np.int64)
+        dispatch_range = np.array([range_row.get(foreign.integer(op[7], f"{path}: rocpd_op, op {op[0]!r}: roctxId"),
+                                                 UNKNOWN) if op[7] else UNKNOWN for op in ops], dtype=np.int64)
     gpus = sorted(set(agent.tolist()))
     metadata: dict[str, Any] = {
         "hostname": None,
@@ -132,7 +145,8 @@ def _read(con: sqlite3.Connection, tables: set[str]) -> Trace:
         "api_trace": api is not None,
         "streams": {sid: {"name": "Default Stream" if sid == 0 else f"Stream {sid}", "handle": ptr}
                     for ptr, sid in stream_ids.items()},
-        "rpd_metadata": dict(con.execute("SELECT tag, value FROM rocpd_metadata").fetchall())
+        "rpd_metadata": {foreign.text(t, f"{path}: rocpd_metadata tag"): foreign.text(v, f"{path}: rocpd_metadata value")
+                         for t, v in con.execute("SELECT tag, value FROM rocpd_metadata").fetchall()}
         if "rocpd_metadata" in tables else {},
     }
     return Trace(
@@ -151,12 +165,15 @@ def _read_markers(
     marker_ids = [i for i, s in strings.items() if s == MARKER_NAME]
     if not marker_ids:
         return None, {}
+    path = foreign.sqlite_file(con)
     marks = ",".join("?" * len(marker_ids))
     rows: list[dict] = []
     if "rocpd_api" in tables:
         for tid, start, end, args_id in con.execute(
             f'SELECT tid, start, "end", args_id FROM rocpd_api WHERE apiName_id IN ({marks})', marker_ids
         ):
+            where = f"{path}: rocpd_api, a UserMarker's"
+            tid, start, end = (foreign.integer(v, f"{where} {c}") for v, c in zip((tid, start, end), ("tid", "start", "end")))
             rows.append({"name": strings.get(args_id) or MARKER_NAME, "start": start, "end": end, "tid": tid,
                          "kind": MARK if start == end else THREAD_RANGE})
     roctx_of_row: list[int] = [0] * len(rows)
@@ -166,9 +183,12 @@ def _read_markers(
             f'SELECT start, "end", description_id, roctxId FROM rocpd_op WHERE gpuId < 0 AND opType_id IN ({marks})',
             marker_ids,
         ):
+            where = f"{path}: rocpd_op, a UserMarker's"
+            start, end = foreign.integer(start, f"{where} start"), foreign.integer(end, f"{where} end")
+            roctx_id = foreign.integer(roctx_id or 0, f"{where} roctxId")
             rows.append({"name": strings.get(desc_id) or MARKER_NAME, "start": start, "end": end,
                          "kind": MARK if start == end else THREAD_RANGE, "roctx": roctx_id})
-            roctx_of_row.append(int(roctx_id or 0))
+            roctx_of_row.append(roctx_id)
     if not rows:
         return None, {}
     for row, roctx in zip(rows, roctx_of_row):

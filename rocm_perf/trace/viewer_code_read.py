@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.trace.foreign import integer
 from rocm_perf.trace.instruction_profile import (
     STALL_REASONS,
     InstructionProfile,
@@ -156,8 +157,11 @@ def read_viewer_code(path: Path, *, kernel_hint: str | None = None) -> Instructi
             return parse_count(row[col[name]], f"{code_path}: code row {i}: `{name}`") if name in col else 0.0
 
         file, line = split_source(source)
-        record = {"kernel": kernel, "code_object": int(num("Codeobj")) if "Codeobj" in col else -1,
-                  "vaddr": int(num("Vaddr")) if "Vaddr" in col else -1, "isa": isa, "file": file, "line": line,
+        def whole(name: str) -> int:
+            return integer(num(name), f"{code_path}: code row {i}: `{name}`") if name in col else -1
+
+        record = {"kernel": kernel, "code_object": whole("Codeobj"), "vaddr": whole("Vaddr"), "isa": isa,
+                  "file": file, "line": line,
                   "hits": num("Hit"), "idle": num("Idle")}
         if evidence == "pc-sampling":
             issued, stalled = num("PC_Issued"), num("PC_Stalled")

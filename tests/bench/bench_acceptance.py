@@ -41,7 +41,7 @@ from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize import racing  # noqa: E402
 from rocm_perf.optimize.close_calls import SETTLE_MAX_PAIRS, close_call, settle_limit, to_settle  # noqa: E402
 from rocm_perf.optimize.confirmation import confirmation_test  # noqa: E402
-from rocm_perf.optimize.loop import pair_order  # noqa: E402
+from rocm_perf.optimize.interleaved import pair_order  # noqa: E402
 from rocm_perf.optimize import yardstick  # noqa: E402
 from rocm_perf.optimize.measure import (ADJUSTED_STEPS, METRIC_ADJUSTED_PATH, METRIC_AUTO, METRIC_CPU_PATH,  # noqa: E402
                                         METRIC_PROBED_PATH, METRICS, METRIC_UNDIVIDED, ProfiledRounds, adjusted_metric,
@@ -117,7 +117,7 @@ def raced(runner, base_exe: Path, cand_exe: Path, plan: racing.RacePlan, work: P
 
 def settled(d: acc.Decision, b: list[float], c: list[float], screen: racing.RacePlan, confirm: acc.SequentialPlan):
     """The confirmation plan the loop would re-measure a lone candidate with that did not pass
-    screening but is a close call it settles (loop._settle_close_calls), or None."""
+    screening but is a close call it settles (stages/screen.py settle_close_calls), or None."""
     if d.verdict == acc.ACCEPT or d.interval is None:
         return None
     evidence = {"screen": {"critical_path": d.interval.to_json()}}
@@ -215,9 +215,9 @@ def main() -> int:
 
 def auto_metric(rounds: dict, load: str) -> str:
     """What --metric auto decides on over these A/A rounds, as the loop's A/A pairs choose on the
-    host backend (loop._choose_metric): the adjusted path at the exponent they fit, or where there
+    host backend (stages/noise_floor.py choose_metric): the adjusted path at the exponent they fit, or where there
     is no fit the steadier of cpu-path and probed-path. The loop's second look at its race's first
-    rung (loop._recheck_metric) has no counterpart here: a bench decision races one candidate."""
+    rung (stages/screen.py _recheck_metric) has no counterpart here: a bench decision races one candidate."""
     fit = fit_rounds([rounds["B"], rounds["C"]])
     if fit:
         chosen = adjusted_metric(fit.exponent)

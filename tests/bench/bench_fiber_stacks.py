@@ -10,7 +10,7 @@ sd beside it, and the median CPU-time path of this runtime over the other's (spe
 
 A smaller A/A spread is not enough to keep a change: a layout that is the same in every run is
 also the same for every candidate, so a candidate that happens to suit it measures as a gain no
-A/A pair can expose (README, "Measurement": what 2 MiB-aligned stack chunks did).
+A/A pair can expose (docs/measurement.md: what 2 MiB-aligned stack chunks did).
 
 Usage: .venv/bin/python tests/bench/bench_fiber_stacks.py --before REV [--pairs 30] [--busy 0] [--only NAME ...]
 Not collected by pytest (no test_ functions).
@@ -35,7 +35,7 @@ from busy_load import busy_processes, machine_load  # noqa: E402
 import rocm_perf.backends.host as host  # noqa: E402
 from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
-from rocm_perf.optimize.loop import pair_order  # noqa: E402
+from rocm_perf.optimize.interleaved import pair_order  # noqa: E402
 from rocm_perf.optimize.measure import METRIC_CPU_PATH, ProfiledRounds, metric_of  # noqa: E402
 
 SETTINGS = ("before", "now")

@@ -28,7 +28,10 @@ from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.errors import RocmPerfError  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize.command import create_run  # noqa: E402
-from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools, pair_order  # noqa: E402
+from rocm_perf.optimize import driver  # noqa: E402
+from rocm_perf.optimize.interleaved import pair_order  # noqa: E402
+from rocm_perf.optimize.loop import OptimizeLoop  # noqa: E402
+from rocm_perf.optimize.services import Services, SourceTools  # noqa: E402
 from rocm_perf.optimize.measure import ProfiledRounds, metric_value  # noqa: E402
 from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
 from rocm_perf.optimize.plan import RankedKernel, propose  # noqa: E402
@@ -45,9 +48,8 @@ def baseline_loop(source: Path, out: Path) -> tuple[OptimizeLoop, Services]:
                             timing_lines=opt.timing_lines)
     services = Services(backend, runner, SourceTools.default(), None)
     loop = OptimizeLoop(run_dir, ledger, opt, services)
-    loop.baseline()
-    loop.noise_floor()
-    loop.rank()  # ranks kernels, then samples the baseline in untimed rounds for the loop heat
+    for state in ("baseline", "noise-floor", "rank"):  # rank: kernels ranked, then the baseline sampled for the loop heat
+        driver.STAGES[state](loop.ctx)
     return loop, services
 
 
@@ -56,8 +58,8 @@ def orders(loop: OptimizeLoop, services: Services) -> tuple[list, list, dict]:
     top = [RankedKernel(**r) for r in ledger.get("top_kernels", [])]
     base = ledger.current_baseline()
     src = loop.run_dir / base.source_path
-    analysis = loop._analysis(src)
-    common = dict(ranking=top, analysis=analysis, rules=loop._rules_list(), applicable_rules=services.tools.applicable_rules,
+    analysis = loop.ctx.analysis(src)
+    common = dict(ranking=top, analysis=analysis, rules=loop.ctx.rules(), applicable_rules=services.tools.applicable_rules,
                   original_text=src.read_text(), current_text=src.read_text(), tried_loop_keys=set(), only_rules=[],
                   only_factors=[], resources={})
     heat = ledger.get("loop_heat") or {}
@@ -80,11 +82,11 @@ def exhaustive_best(loop: OptimizeLoop, services: Services, candidates: list, pa
     """Every candidate against the baseline, `pairs` interleaved pairs each: the best loop."""
     base = loop.ledger.current_baseline()
     src = loop.run_dir / base.source_path
-    analysis = loop._analysis(src)
+    analysis = loop.ctx.analysis(src)
     plain = HostBackend(sample=False)
     best_per_loop: dict[str, float] = {}
     for n, p in enumerate(candidates):
-        cand = services.tools.make_candidate(src, analysis, p.loop_id, p.rule, p.factor, rules=loop._rules_list())
+        cand = services.tools.make_candidate(src, analysis, p.loop_id, p.rule, p.factor, rules=loop.ctx.rules())
         if any(not v.ok for v in services.tools.guard_candidate(cand, [])):
             continue
         d = loop.run_dir / "exhaustive" / str(n)

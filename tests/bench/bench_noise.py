@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from busy_load import busy_processes, machine_load, steal_ticks  # noqa: E402
 from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
-from rocm_perf.optimize.loop import pair_order  # noqa: E402
+from rocm_perf.optimize.interleaved import pair_order  # noqa: E402
 from rocm_perf.optimize.measure import (METRIC_CPU_PATH, METRIC_CRITICAL_PATH, METRIC_CYCLES,  # noqa: E402
                                         METRIC_INSTRUCTIONS, METRIC_MEDIAN_PATH, METRIC_PROBED_PATH, ProfiledRounds,
                                         metric_of)

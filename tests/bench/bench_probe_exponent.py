@@ -40,7 +40,7 @@ from rocm_perf.optimize.probe_exponent import fit_exponent  # noqa: E402
 def collect(programs: list[Path], pairs: int) -> dict:
     """Each program's A/A rounds, reduced: {"machine", "pairs", "programs": {name: [round, ...]}}."""
     from rocm_perf.backends.host import HostBackend
-    from rocm_perf.optimize.loop import pair_order
+    from rocm_perf.optimize.interleaved import pair_order
     from rocm_perf.optimize.measure import ProfiledRounds
 
     backend = HostBackend()

@@ -1,7 +1,13 @@
 """Every program of ROCm/rocm-examples' HIP-Basic and Applications folders on the host backend:
-built unmodified through its own build files, run, and its self-check read.
+built unmodified through its own build files, run, and its self-check read. With `--set
+libraries`, the library examples instead (Libraries/rocThrust, hipCUB, hipBLAS, hipRAND and
+rocRAND, the folders that exist), and with `--via project` each program goes through
+`rocm-perf profile --project <its folder> --build make --run ./<program>`, as a user would run
+it: only the folder is copied, and what its Makefile reads outside it (../../../Common) must be
+found by the tool (docs/real-programs.md).
 
     .venv/bin/python tests/bench/bench_rocm_examples.py --examples /tmp/rocm-examples [--only saxpy ...]
+    .venv/bin/python tests/bench/bench_rocm_examples.py --examples /tmp/rocm-examples --set libraries --via project
 
 `--examples` is a checkout of https://github.com/ROCm/rocm-examples (MIT; not part of this
 repository), e.g. `git archive HEAD HIP-Basic Applications Common | tar -x -C /tmp/rocm-examples`
@@ -39,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 from rocm_perf.backends.host_toolchain import host_build_environment  # noqa: E402
 
 FOLDERS = ("HIP-Basic", "Applications")
+LIBRARY_FOLDERS = ("rocThrust", "hipCUB", "hipBLAS", "hipRAND", "rocRAND")  # under Libraries/
 # What the program prints when its own validation passes or fails (rocm-examples' wording).
 PASSED = re.compile(r"validation passed|\bPASSED\b", re.IGNORECASE)
 FAILED = re.compile(r"validation failed|\bFAILED\b|\bfailed\b", re.IGNORECASE)
@@ -176,6 +183,53 @@ def check_one(folder: Path, work: Path, env: dict, build_timeout: float, run_tim
     return out
 
 
+def check_log(out: Outcome, folder: Path, code: int, log: str) -> Outcome:
+    """The self-check column from a run's exit status and output (as check_one reads it)."""
+    out.runs = code == 0
+    checks = any(CHECKS.search(p.read_text(errors="replace")) for p in folder.glob("*.[hc]*") if p.is_file())
+    if not out.runs:
+        out.why = out.why or f"exit {code}: {first_complaint(log)}"
+        out.check = "FAIL" if checks else "-"
+    elif PASSED.search(log) and not re.search(r"validation failed|\bFAILED\b", log, re.IGNORECASE):
+        out.check = "pass"
+    elif FAILED.search(log):
+        out.check, out.why = "FAIL", first_complaint(log)
+    elif checks:
+        out.check, out.why = "FAIL", "exit 0 without the validation's message"
+    else:
+        out.check = "none"
+    return out
+
+
+def check_project(folder: Path, work: Path, build_timeout: float, run_timeout: float) -> Outcome:
+    """One program through `rocm-perf profile --project FOLDER --build make --run ./PROGRAM`."""
+    out = Outcome(f"{folder.parent.name}/{folder.name}", how="profile --project")
+    if not (folder / "Makefile").is_file():
+        out.why = "no Makefile"
+        return out
+    runs = work / "runs" / folder.name
+    argv = [sys.executable, "-c", "import sys; from rocm_perf.cli import main; sys.exit(main())", "profile", "--project",
+            str(folder), "--build", "make", "--run", f"./{example_name(folder)}", "--backend", "host", "--out", str(runs),
+            "--timeout", str(max(build_timeout, run_timeout))]
+    code, log, seconds = run(argv, work, {**os.environ, "PYTHONPATH": str(ROOT)}, build_timeout + run_timeout + 60)
+    (work / f"{folder.name}.profile.log").write_text(log)
+    run_dir = next((p for p in sorted(runs.glob("*")) if p.is_dir()), None) if runs.is_dir() else None
+    build_log = run_dir / "baseline" / "build.log" if run_dir else None
+    out.builds = bool(run_dir and (run_dir / "baseline" / "round_1").is_dir())
+    out.build_s = seconds
+    outside = re.search(r"the build reads (\d+) file\(s\) outside the project", log)
+    note = f"{outside.group(1)} outside files found; " if outside else ""
+    if not out.builds:
+        line = next((l for l in log.splitlines() if l.startswith("rocm-perf: error:")), "") or first_complaint(log)
+        out.why = note + (first_complaint(build_log.read_text(errors="replace")) if build_log and build_log.is_file()
+                          and "build command" in line else line)[:200]
+        return out
+    program_output = "\n".join(p.read_text(errors="replace") for p in (run_dir / "baseline" / "round_1").rglob("*.log"))
+    out = check_log(out, folder, 0 if code == 0 else code, program_output + "\n" + log)
+    out.why = (note + out.why).rstrip("; ")
+    return out
+
+
 def table(rows: list[Outcome]) -> str:
     yes = {True: "yes", False: "no"}
     lines = ["| program | build | builds | runs | self-check | build s | run s | why not |", "|---|---|---|---|---|---|---|---|"]
@@ -196,8 +250,15 @@ def main() -> int:
     ap.add_argument("--warp-size", type=int, default=64)
     ap.add_argument("--build-timeout", type=float, default=900)
     ap.add_argument("--timeout", type=float, default=300, help="seconds a program may run")
+    ap.add_argument("--set", choices=("basic", "libraries"), default="basic",
+                    help="basic: HIP-Basic and Applications (default); libraries: Libraries/rocThrust, hipCUB, hipBLAS, "
+                    "hipRAND, rocRAND")
+    ap.add_argument("--via", choices=("build-files", "project"), default="build-files",
+                    help="build-files: the program's own CMake or make build in a copy of the checkout (default); "
+                    "project: rocm-perf profile --project on the program's folder alone")
     args = ap.parse_args()
-    missing = [f for f in (*FOLDERS, "Common") if not (args.examples / f).is_dir()]
+    tops = FOLDERS if args.set == "basic" else ("Libraries",)
+    missing = [f for f in (*tops, "Common") if not (args.examples / f).is_dir()]
     if missing:
         ap.error(f"{args.examples}: not a rocm-examples checkout (no {', '.join(missing)})")
 
@@ -205,15 +266,24 @@ def main() -> int:
     scratch.mkdir(parents=True, exist_ok=True)
     tree = scratch / "tree"  # the programs include ../../Common: the folders keep their places
     if not tree.exists():
-        for f in (*FOLDERS, "Common"):
+        for f in (*tops, "Common"):
             shutil.copytree(args.examples / f, tree / f)
     env = {**os.environ, **host_build_environment(scratch / "bin", args.warp_size)}
-    folders = [d for f in FOLDERS for d in sorted((tree / f).iterdir())
-               if d.is_dir() and (not args.only or d.name in args.only)]
+    if args.set == "basic":
+        groups = [tree / f for f in FOLDERS]
+    else:
+        absent = [f for f in LIBRARY_FOLDERS if not (tree / "Libraries" / f).is_dir()]
+        if absent:
+            print(f"note: no Libraries/{', Libraries/'.join(absent)} in this checkout", file=sys.stderr)
+        groups = [tree / "Libraries" / f for f in LIBRARY_FOLDERS if (tree / "Libraries" / f).is_dir()]
+    folders = [d for g in groups for d in sorted(g.iterdir()) if d.is_dir() and (not args.only or d.name in args.only)]
     rows = []
     for i, folder in enumerate(folders, 1):
         print(f"[{i}/{len(folders)}] {folder.parent.name}/{folder.name} ...", file=sys.stderr, flush=True)
-        rows.append(check_one(folder, scratch, env, args.build_timeout, args.timeout, args.reuse, args.prefer))
+        if args.via == "project":
+            rows.append(check_project(folder, scratch, args.build_timeout, args.timeout))
+        else:
+            rows.append(check_one(folder, scratch, env, args.build_timeout, args.timeout, args.reuse, args.prefer))
         r = rows[-1]
         print(f"    builds={r.builds} runs={r.runs} self-check={r.check} {r.why}", file=sys.stderr, flush=True)
     print(table(rows))

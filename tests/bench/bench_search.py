@@ -69,7 +69,7 @@ def ledger_stats(run_dir: Path) -> dict:
     statuses = [s for (s,) in con.execute("SELECT status FROM trials")]
     # Program runs, not rows, by phase (reference, aa, screen, confirm, ...; the final check's are not
     # counted): a baseline run shared by the candidates of a race group is filed under each of them
-    # (loop._shared_pairs), every copy naming it in outputs.baseline_run, and counts once. Kept by
+    # (interleaved.shared_pairs), every copy naming it in outputs.baseline_run, and counts once. Kept by
     # phase so that a miss is explained from the record.
     by_phase = dict(con.execute(
         "SELECT phase, COUNT(*) FROM (SELECT phase FROM rounds WHERE phase != 'final' AND "
@@ -97,9 +97,9 @@ def ledger_stats(run_dir: Path) -> dict:
             "aa_spread": (meta.get("noise_floor") or {}).get("spread"),
             "decided_on": (meta.get("metric") or {}).get("name"), "aa_spreads": (meta.get("metric") or {}).get("aa_spreads"),
             "pairs": (meta.get("metric") or {}).get("pairs", "apart"),  # how its pairs ran (--pairing)
-            # Under --metric auto, the choice made again at the race's first rung (loop._recheck_metric).
+            # Under --metric auto, the choice made again at the race's first rung (stages/screen.py _recheck_metric).
             "race_check": (meta.get("metric") or {}).get("race_check"),
-            # The floor taken again from the race's pairs (loop._retake_floor): the bar it lowered, from what.
+            # The floor taken again from the race's pairs (stages/screen.py _retake_floor): the bar it lowered, from what.
             "retakes": meta.get("noise_floor_retakes") or [],
             # What its report named as unproven but faster than the bar (optimize/close_calls.py).
             "close_calls": [{k: c[k] for k in ("label", "reason", "estimate", "pairs", "spread", "pairs_to_settle")}
@@ -131,7 +131,11 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from rocm_perf.backends.host import HostBackend
 from rocm_perf.optimize.command import compile_checker, create_run
-from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools
+from rocm_perf.optimize.loop import OptimizeLoop
+try:
+    from rocm_perf.optimize.services import Services, SourceTools
+except ImportError:  # a checkout from before the loop's stages (issue 53)
+    from rocm_perf.optimize.loop import Services, SourceTools
 from rocm_perf.optimize.measure import ProfiledRounds
 from rocm_perf.optimize.options import OptimizeOptions
 src, out, metric, budget, max_trials, check = sys.argv[2:8]
@@ -164,8 +168,11 @@ def run_exhaustive(source: Path, out: Path, args) -> dict:
     from rocm_perf.backends.host import HostBackend
     from rocm_perf.errors import RocmPerfError
     from rocm_perf.optimize import acceptance as acc
+    from rocm_perf.optimize import driver
     from rocm_perf.optimize.command import create_run
-    from rocm_perf.optimize.loop import OptimizeLoop, Services, SourceTools, pair_order
+    from rocm_perf.optimize.interleaved import pair_order
+    from rocm_perf.optimize.loop import OptimizeLoop
+    from rocm_perf.optimize.services import Services, SourceTools
     from rocm_perf.optimize.measure import ProfiledRounds, metric_value
     from rocm_perf.optimize.options import OptimizeOptions
     from rocm_perf.optimize.plan import RankedKernel, propose
@@ -182,15 +189,14 @@ def run_exhaustive(source: Path, out: Path, args) -> dict:
     # backend: cpu-path), kept whatever its two A/A pairs would choose: too few to choose on.
     metric = loop.opt.metric
     t0 = time.time()
-    loop.baseline()
-    loop.noise_floor()
-    loop.rank()
+    for state in ("baseline", "noise-floor", "rank"):
+        driver.STAGES[state](loop.ctx)
     runs = 1 + 2 * opt.aa_rounds
     top = [RankedKernel(**r) for r in ledger.get("top_kernels", [])]
     base = ledger.current_baseline()
     src = run_dir / base.source_path
-    analysis = loop._analysis(src)
-    groups = propose(ranking=top, analysis=analysis, rules=loop._rules_list(), applicable_rules=svc.tools.applicable_rules,
+    analysis = loop.ctx.analysis(src)
+    groups = propose(ranking=top, analysis=analysis, rules=loop.ctx.rules(), applicable_rules=svc.tools.applicable_rules,
                      original_text=src.read_text(), current_text=src.read_text(), tried_loop_keys=set(), only_rules=[],
                      only_factors=[], resources={})
     baseline_exe = str(run_dir / base.executable)
@@ -217,7 +223,7 @@ def run_exhaustive(source: Path, out: Path, args) -> dict:
     for p in (p for g in groups for p in g):
         trials += 1
         label = f"{p.rule} x{p.factor} {p.loop_id}"
-        cand = svc.tools.make_candidate(src, analysis, p.loop_id, p.rule, p.factor, rules=loop._rules_list())
+        cand = svc.tools.make_candidate(src, analysis, p.loop_id, p.rule, p.factor, rules=loop.ctx.rules())
         if any(not v.ok for v in svc.tools.guard_candidate(cand, [])):
             results.append({"candidate": label, "skipped": "guard"})
             continue

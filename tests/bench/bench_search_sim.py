@@ -59,7 +59,7 @@ sys.path.insert(0, str(ROOT))
 from rocm_perf.optimize import acceptance as acc  # noqa: E402
 from rocm_perf.optimize import search_simulation as sim  # noqa: E402
 from rocm_perf.optimize.confirmation import confirmation_test  # noqa: E402
-from rocm_perf.optimize.loop import SHARED_BASELINE  # noqa: E402
+from rocm_perf.optimize.interleaved import SHARED_BASELINE  # noqa: E402
 from rocm_perf.optimize.options import OptimizeOptions  # noqa: E402
 from rocm_perf.optimize.racing import RacePlan  # noqa: E402
 

@@ -5,6 +5,8 @@
 
 #include "rocm_perf_host/runtime.h"
 #include "rocm_perf_host/device_properties.h"
+#include "rocm_perf_host/device_memory.h"
+#include "rocm_perf_host/kept_copies.h"
 
 namespace rocm_perf_host {
 
@@ -23,9 +25,10 @@ inline const char* memcpy_kind_name(hipMemcpyKind kind) {
     }
 }
 
-// A copy in stream order; device-to-host copies leave a digest of the bytes that arrived.
+// A copy in stream order; device-to-host copies leave a digest of the bytes that arrived, and
+// their bytes where they are kept (kept_copies.h; `element`: the destination's element type).
 inline hipError_t copy(const char* name, void* dst, const void* src, std::size_t bytes, hipMemcpyKind kind,
-                       hipStream_t stream, bool async) {
+                       hipStream_t stream, bool async, const char* element = nullptr) {
     Runtime& r = runtime();
     ApiScope api(name);
     api.pointer("dst", dst);
@@ -41,9 +44,12 @@ inline hipError_t copy(const char* name, void* dst, const void* src, std::size_t
         digest = std::make_shared<std::string>();
         api.record.digest_slot = digest;
     }
-    auto ticket = r.enqueue(r.resolve(async ? stream : nullptr), [dst, src, bytes, digest] {
+    const bool keep = to_host && copies_kept();
+    const std::int64_t corr = api.record.corr;
+    auto ticket = r.enqueue(r.resolve(async ? stream : nullptr), [dst, src, bytes, digest, keep, corr, element] {
         if (bytes) std::memmove(dst, src, bytes);
         if (digest) *digest = digest_bytes(dst, bytes);
+        if (keep) keep_copy(corr, dst, bytes, element);
     });
     if (!async) r.wait_stream(r.null_stream, ticket);
     return finish_call(api, hipSuccess);
@@ -64,16 +70,14 @@ inline hipError_t fill(const char* name, void* dst, int value, std::size_t bytes
     return finish_call(api, hipSuccess);
 }
 
+// Device and host allocations come from device_memory.h's region (reproducible addresses).
 inline void* allocate(std::size_t bytes, bool device) {
-    std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 255) & ~std::size_t(255);
-    void* p = std::aligned_alloc(256, rounded);
+    void* p = allocate_memory(bytes, device ? MemoryKind::Device : MemoryKind::Host);
     if (!p) return nullptr;
-    // Zeroed, so that a program reading memory it never wrote still gives the same digest.
-    std::memset(p, 0, rounded);
     if (device) {
         Runtime& r = runtime();
         std::lock_guard<std::mutex> lock(r.m);
-        r.device_allocations[reinterpret_cast<std::uintptr_t>(p)] = rounded;
+        r.device_allocations[reinterpret_cast<std::uintptr_t>(p)] = allocation_span(p, bytes);
     }
     return p;
 }
@@ -86,7 +90,7 @@ inline void release(void* p) {
         std::lock_guard<std::mutex> lock(r.m);
         r.device_allocations.erase(reinterpret_cast<std::uintptr_t>(p));
     }
-    std::free(p);
+    release_memory(p);
 }
 
 }  // namespace rocm_perf_host
@@ -201,6 +205,17 @@ inline hipError_t hipMemcpy(void* dst, const void* src, std::size_t bytes, hipMe
 inline hipError_t hipMemcpyAsync(void* dst, const void* src, std::size_t bytes, hipMemcpyKind kind,
                                  hipStream_t stream = nullptr) {
     return rocm_perf_host::copy("hipMemcpyAsync", dst, src, bytes, kind, stream, true);
+}
+// Typed destinations name the element type of the bytes kept for --tolerance (kept_copies.h); a
+// void* destination takes the untyped forms above.
+template <class T, std::enable_if_t<!std::is_void_v<T>, int> = 0>
+inline hipError_t hipMemcpy(T* dst, const void* src, std::size_t bytes, hipMemcpyKind kind) {
+    return rocm_perf_host::copy("hipMemcpy", dst, src, bytes, kind, nullptr, false, rocm_perf_host::element_name<T>());
+}
+template <class T, std::enable_if_t<!std::is_void_v<T>, int> = 0>
+inline hipError_t hipMemcpyAsync(T* dst, const void* src, std::size_t bytes, hipMemcpyKind kind,
+                                 hipStream_t stream = nullptr) {
+    return rocm_perf_host::copy("hipMemcpyAsync", dst, src, bytes, kind, stream, true, rocm_perf_host::element_name<T>());
 }
 inline hipError_t hipMemcpyHtoD(void* dst, const void* src, std::size_t bytes) {
     return rocm_perf_host::copy("hipMemcpyHtoD", dst, src, bytes, hipMemcpyHostToDevice, nullptr, false);

@@ -32,14 +32,17 @@ inline hipError_t copy_2d(const char* name, void* dst, std::size_t dpitch, const
         digest = std::make_shared<std::string>();
         api.record.digest_slot = digest;
     }
+    const bool keep = to_host && copies_kept();  // kept_copies.h
+    const std::int64_t corr = api.record.corr;
     auto ticket = r.enqueue(r.resolve(async ? stream : nullptr), [=] {
         auto* d = static_cast<unsigned char*>(dst);
         auto* s = static_cast<const unsigned char*>(src);
         for (std::size_t row = 0; row < height; ++row) std::memmove(d + row * dpitch, s + row * spitch, width);
-        if (digest) {  // the digest of the bytes that arrived, rows joined
+        if (digest || keep) {  // the digest (and kept bytes) of the bytes that arrived, rows joined
             std::vector<unsigned char> arrived(width * height);
             for (std::size_t row = 0; row < height; ++row) std::memcpy(arrived.data() + row * width, d + row * dpitch, width);
-            *digest = digest_bytes(arrived.data(), arrived.size());
+            if (digest) *digest = digest_bytes(arrived.data(), arrived.size());
+            if (keep) keep_copy(corr, arrived.data(), arrived.size(), nullptr);
         }
     });
     if (!async) r.wait_stream(r.null_stream, ticket);
@@ -222,7 +225,7 @@ inline hipError_t hipFreeAsync(void* p, hipStream_t stream) {
             std::lock_guard<std::mutex> lock(rt.m);
             rt.device_allocations.erase(reinterpret_cast<std::uintptr_t>(p));
         }
-        std::free(p);
+        rocm_perf_host::release_memory(p);
     });
     return hipSuccess;
 }

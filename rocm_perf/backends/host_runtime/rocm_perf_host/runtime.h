@@ -11,6 +11,7 @@
 // Compile with -DROCM_PERF_NO_TRACE for an untraced build (tracer overhead measurements).
 #pragma once
 
+#include "json_string.h"
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <sys/syscall.h>
@@ -268,9 +269,13 @@ struct KernelIdentity {
 
 // The kernel named in a launch must be one function: a plain kernel or a template kernel with
 // its template arguments written out (`kern<float, 4>`), as with HIP_KERNEL_NAME.
+// The identity carries the parameter types, so that launch_kernel converts the arguments to them
+// once (a capture records the bytes the kernel receives, not the caller's: `1024` for a size_t).
 template <class... P>
-inline KernelIdentity launched_kernel_must_name_one_function_with_explicit_template_arguments(void (*f)(P...)) {
-    return KernelIdentity{reinterpret_cast<const void*>(f), typeid(void(P...)).name()};
+struct TypedKernelIdentity : KernelIdentity {};
+template <class... P>
+inline TypedKernelIdentity<P...> launched_kernel_must_name_one_function_with_explicit_template_arguments(void (*f)(P...)) {
+    return TypedKernelIdentity<P...>{{reinterpret_cast<const void*>(f), typeid(void(P...)).name()}};
 }
 
 inline bool is_identifier(const char* s) {
@@ -781,22 +786,7 @@ inline Runtime& runtime() {
     return *r;
 }
 
-inline std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
+using rocm_perf_json::json_string;
 
 // One JSON object per line: meta, kernel, dispatch, api, then the hooks' records (see backends/host_trace.py).
 inline void Tracer::write_log(const char* path_template, int threads, bool serial) {
@@ -882,6 +872,10 @@ inline int kernel_index(KernelIdentity id, const char* source_name) {
     return index;
 }
 
+}  // namespace rocm_perf_host
+#include "rocm_perf_host/capture.h"
+namespace rocm_perf_host {
+
 // How a launch runs its blocks: from the block pool, or all resident at once (cooperative).
 enum class LaunchKind { Pool, Cooperative };
 
@@ -893,6 +887,18 @@ template <class Body, class... Args>
 inline void launch_kernel(KernelIdentity id, const char* source_name, dim3 grid, dim3 block, std::size_t shmem,
                           hipStream_t stream, Body body, Args&&... args) {
     launch_kernel_as(LaunchKind::Pool, id, source_name, grid, block, shmem, stream, body, std::forward<Args>(args)...);
+}
+
+// A launch through hipLaunchKernelGGL: its arguments converted to the kernel's parameter types
+// here (the call would convert them anyway), unless they do not match one for one (default arguments).
+template <class... P, class Body, class... Args>
+inline void launch_kernel(TypedKernelIdentity<P...> id, const char* source_name, dim3 grid, dim3 block, std::size_t shmem,
+                          hipStream_t stream, Body body, Args&&... args) {
+    if constexpr (sizeof...(P) == sizeof...(Args) && (std::is_convertible_v<Args&&, std::decay_t<P>> && ...))
+        launch_kernel_as(LaunchKind::Pool, id, source_name, grid, block, shmem, stream, body,
+                         static_cast<std::decay_t<P>>(std::forward<Args>(args))...);
+    else
+        launch_kernel_as(LaunchKind::Pool, id, source_name, grid, block, shmem, stream, body, std::forward<Args>(args)...);
 }
 
 template <class Body, class... Args>
@@ -922,6 +928,11 @@ inline hipError_t launch_kernel_as(LaunchKind kind, KernelIdentity id, const cha
         api.finish();
         return refused;
     }
+    // capture.h: the launch `rocm-perf isolate` asked for is captured with nothing else in flight
+    std::shared_ptr<CaptureLaunch> capture;
+    if (capture_armed())
+        capture = capture_if_chosen(kernel, id, source_name, grid, block, shmem, s->id, kind == LaunchKind::Cooperative, args...);
+    if (capture) r.synchronize_device();
     auto* l = new LaunchOf<Body, std::decay_t<Args>...>(body, std::forward<Args>(args)...);
     l->grid = grid;
     l->block = block;
@@ -934,13 +945,19 @@ inline hipError_t launch_kernel_as(LaunchKind kind, KernelIdentity id, const cha
     l->chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t(r.threads) * 16));
     const std::int64_t corr = api.record.corr;
     const int stream_id = s->id;
-    r.enqueue(s, [l, kernel, corr, stream_id, &r] {
+    const std::uint64_t ticket = r.enqueue(s, [l, kernel, corr, stream_id, &r, capture] {
+        if (capture) capture_before(*capture);
         // dispatch_clocks.h: the speed probe runs before the launch's start, outside its times
         const std::int64_t probe = Tracer::enabled ? probe_before_launch(now_ns()) : 0;
         const std::int64_t start = Tracer::enabled ? now_ns() : 0;
+        if (capture) capture->start_ns = now_ns();
         launch_begins();  // dispatch_clocks.h: no probe reading is kept beside a running launch
         r.pool.run(*l);
         launch_ends();
+        if (capture) {
+            capture->end_ns = now_ns();
+            capture_after(*capture);
+        }
         if (Tracer::enabled) {
             tracer().add_dispatch(DispatchRecord{corr, kernel, stream_id, l->grid, l->block, l->shmem, start, now_ns(),
                                                  os_thread_id()});
@@ -948,6 +965,7 @@ inline hipError_t launch_kernel_as(LaunchKind kind, KernelIdentity id, const cha
         }
         l->destroy(l);
     });
+    if (capture) r.wait_stream(s, ticket);  // nothing else is queued until the capture is written
     api.finish();
     return hipSuccess;
 }
@@ -991,3 +1009,4 @@ inline unsigned __lane_id() {
 #include "rocm_perf_host/launch_api.h"
 #include "rocm_perf_host/memory_api.h"
 #include "rocm_perf_host/unsupported.h"
+#include "rocm_perf_host/math_overloads.h"

@@ -28,6 +28,7 @@
 // it), ROCM_PERF_HOST_SAMPLE_HZ (samples per second per busy thread, default 1000).
 #pragma once
 
+#include "json_string.h"
 #include <errno.h>
 #include <link.h>
 #include <signal.h>
@@ -232,22 +233,6 @@ struct SamplingScope {
     SamplingScope& operator=(const SamplingScope&) = delete;
 };
 
-inline std::string sampler_json_string(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
 
 inline int write_object_mapping(dl_phdr_info* info, std::size_t, void* out) {
     auto* f = static_cast<FILE*>(out);
@@ -269,7 +254,7 @@ inline int write_object_mapping(dl_phdr_info* info, std::size_t, void* out) {
     }
     if (!segments.empty())
         std::fprintf(f, "{\"type\":\"object\",\"path\":%s,\"base\":%llu,\"segments\":[%s]}\n",
-                     sampler_json_string(name).c_str(), static_cast<unsigned long long>(info->dlpi_addr),
+                     rocm_perf_json::json_string(name).c_str(), static_cast<unsigned long long>(info->dlpi_addr),
                      segments.c_str());
     return 0;
 }
@@ -297,7 +282,7 @@ inline void write_samples(const std::vector<std::pair<std::string, std::string>>
                  static_cast<unsigned long long>(samples_dropped.load()));
     for (std::size_t i = 0; i < kernels.size(); ++i)
         std::fprintf(f, "{\"type\":\"kernel\",\"id\":%zu,\"mangled\":%s,\"demangled\":%s}\n", i,
-                     sampler_json_string(kernels[i].first).c_str(), sampler_json_string(kernels[i].second).c_str());
+                     rocm_perf_json::json_string(kernels[i].first).c_str(), rocm_perf_json::json_string(kernels[i].second).c_str());
     dl_iterate_phdr(&write_object_mapping, f);
     for (auto& slot : sample_slots) {
         const std::uint64_t key = slot.key.load(std::memory_order_acquire);
