@@ -15,6 +15,7 @@ import pytest
 
 from conftest import DATA
 from rocm_perf.backends.host import HostBackend
+from rocm_perf.isolate.kernel_pattern import runtime_pattern
 from rocm_perf.process import run
 
 PROGRAM = DATA / "isolate" / "pointer_struct.cu"
@@ -104,6 +105,27 @@ def test_a_pattern_that_matches_nothing_records_the_kernels_that_were_launched(p
     assert done.returncode == 0
     record = json.loads((out / "run.json").read_text())
     assert record["chosen"] == "" and [k["matches"] for k in record["launched"]] == [False]
+
+
+@pytest.mark.parametrize("kernel, matches", [
+    (r"scale_\w+\(Views", True), (r"(?:scale|shift)_views\(", True), (r"scale_views\(Views, unsigned long\)$", True),
+    (r"\bviews", False), (r"_Z\d+scale", True), (r"[a-z_]{11}\(", True), (r"s.*?v{2}", False), (r"^Views", False)])
+def test_isolates_kernel_patterns_mean_to_the_runtime_what_they_mean_to_python(program, tmp_path, kernel, matches):
+    """The runtime (glibc's POSIX expressions) gets kernel_pattern.runtime_pattern's rewrite of a
+    Python expression: it matches the launched kernel exactly where Python's re does."""
+    names = ("scale_views(Views, unsigned long)", "_Z11scale_views5Viewsm")
+    assert any(re.search(kernel, name) for name in names) == matches
+    done, out = capture(program, tmp_path, ROCM_PERF_CAPTURE_KERNEL=runtime_pattern(kernel))
+    assert done.returncode == 0
+    record = json.loads((out / "run.json").read_text())
+    assert record["error"] == "" and [k["matches"] for k in record["launched"]] == [matches]
+
+
+def test_a_pattern_the_runtime_cannot_read_is_its_exit_records_error(program, tmp_path):
+    done, out = capture(program, tmp_path, ROCM_PERF_CAPTURE_KERNEL="scale(")
+    assert done.returncode == 0
+    record = json.loads((out / "run.json").read_text())
+    assert record["error"].startswith("not a regular expression (POSIX extended)") and not record["captured"]
 
 
 def test_a_snapshot_above_the_limit_is_refused_without_writing_memory(program, tmp_path):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import time
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocm_perf.errors import RocmPerfError
+from rocm_perf.isolate.kernel_pattern import runtime_pattern
 from rocm_perf.isolate.snapshots import human_bytes
 from rocm_perf.process import last_lines
 
@@ -39,7 +39,7 @@ def capture_environment(kernel: str, dispatch: int, directory: Path, max_bytes: 
     """The variables that arm the capture (capture.h documents them); the runtime stops the program
     if this process dies (ROCM_PERF_CAPTURE_PARENT), so a killed `isolate` leaves nothing running."""
     return {
-        "ROCM_PERF_CAPTURE_KERNEL": kernel,
+        "ROCM_PERF_CAPTURE_KERNEL": runtime_pattern(kernel),
         "ROCM_PERF_CAPTURE_DISPATCH": str(dispatch),
         "ROCM_PERF_CAPTURE_DIR": str(Path(directory).resolve()),
         "ROCM_PERF_CAPTURE_MAX_BYTES": str(max_bytes),
@@ -164,17 +164,8 @@ def _check_arguments(cap: dict, raw: bytes, what: str) -> None:
                                     "address): what it points to cannot be restored")
 
 
-_REGEX_UNSUPPORTED = re.compile(r"\(\?P|\(\?<[=!]|\(\?#|\\[AZz]")
-
-
 def check_pattern(kernel: str) -> None:
-    """--kernel: a regular expression both Python and the runtime's ECMAScript engine read alike."""
+    """--kernel: a regular expression the capture runtimes can match (kernel_pattern.py)."""
     if not kernel:
         raise RocmPerfError("--kernel: give a regular expression naming the kernel (e.g. --kernel stencil_2d)")
-    try:
-        re.compile(kernel)
-    except re.error as e:
-        raise RocmPerfError(f"--kernel {kernel!r}: not a regular expression ({e})") from e
-    if _REGEX_UNSUPPORTED.search(kernel):
-        raise RocmPerfError(f"--kernel {kernel!r}: named groups, lookbehind and \\A \\Z are Python-only; the runtime "
-                            "matches ECMAScript regular expressions")
+    runtime_pattern(kernel)

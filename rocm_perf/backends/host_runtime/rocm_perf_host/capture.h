@@ -5,9 +5,11 @@
 // the allocations it changed. The program then runs on to its end.
 //
 // Environment (set by `rocm-perf isolate`; nothing is captured without ROCM_PERF_CAPTURE_KERNEL):
-//   ROCM_PERF_CAPTURE_KERNEL     an ECMAScript regular expression searched in each launched
+//   ROCM_PERF_CAPTURE_KERNEL     a POSIX extended regular expression (glibc's regcomp: std::regex
+//                                cost every program's build about 4 s) searched in each launched
 //                                kernel's demangled and mangled names; the first kernel it matches
-//                                is the one whose launches are counted
+//                                is the one whose launches are counted (`isolate --kernel` rewrites
+//                                its Python expression into one: isolate/kernel_pattern.py)
 //   ROCM_PERF_CAPTURE_DISPATCH   which of that kernel's launches, from 1 (default 1)
 //   ROCM_PERF_CAPTURE_DIR        the directory the capture is written to (it must exist)
 //   ROCM_PERF_CAPTURE_MAX_BYTES  refuse to write more snapshot bytes than this (default 2 GiB)
@@ -24,12 +26,12 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <regex.h>
 #include <signal.h>
 #include <sys/stat.h>
 
 #include <chrono>
 #include <memory>
-#include <regex>
 #include <type_traits>
 
 #include "rocm_perf_host/device_memory.h"
@@ -123,7 +125,7 @@ struct CaptureLaunch {
 struct CaptureState {
     std::mutex m;
     bool usable = false;
-    std::regex pattern;
+    regex_t pattern{};
     std::string pattern_text, dir, error;
     long dispatch = 1;
     std::uint64_t max_bytes = std::uint64_t(2) << 30;
@@ -160,12 +162,13 @@ inline CaptureState::CaptureState() {
             at = comma + 1;
         }
     }
-    try {
-        pattern = std::regex(pattern_text, std::regex::ECMAScript);
+    if (const int failed = regcomp(&pattern, pattern_text.c_str(), REG_EXTENDED | REG_NOSUB)) {
+        char why[256];
+        regerror(failed, &pattern, why, sizeof why);
+        error = std::string("not a regular expression (POSIX extended): ") + why;
+    } else {
         usable = dispatch >= 1;
         if (!usable) error = "ROCM_PERF_CAPTURE_DISPATCH must be at least 1";
-    } catch (const std::regex_error& e) {
-        error = std::string("not a regular expression (ECMAScript): ") + e.what();
     }
     std::atexit(&write_capture_run_record);
 }
@@ -226,7 +229,8 @@ inline bool capture_chosen(const KernelRecord& k) {
     if (!c.usable) return false;
     auto [known, fresh] = c.matches.emplace(k.mangled, false);
     if (fresh) {
-        known->second = std::regex_search(k.demangled, c.pattern) || std::regex_search(k.mangled, c.pattern);
+        known->second = regexec(&c.pattern, k.demangled.c_str(), 0, nullptr, 0) == 0 ||
+                        regexec(&c.pattern, k.mangled.c_str(), 0, nullptr, 0) == 0;
         c.demangled[k.mangled] = k.demangled;
         c.launch_order.push_back(k.mangled);
     }
