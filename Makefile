@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_WORKERS ?= auto
 PYTEST_ARGS    ?=
 
-.PHONY: test test-fast demo docs bench clean system-demo system-test
+.PHONY: test test-all test-fast demo docs bench clean system-demo system-test
 .NOTPARALLEL:
 
 system-demo system-test: system-%:
@@ -23,7 +23,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,clang-headers]'
 	touch $(STAMP)
 
+# Without the longest end-to-end runs (@pytest.mark.long: each took 45 s or more on an idle two-core
+# machine; docs/layout.md says what they are): `make test-all` runs them too.
 test: system-test $(STAMP)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m 'not long' $(PYTEST_ARGS)
+
+test-all: system-test $(STAMP)
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # Without the end-to-end runs that build and run programs (@pytest.mark.slow): a quick look while editing.

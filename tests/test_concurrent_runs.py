@@ -25,6 +25,7 @@ def _refused(done, *expected: str) -> str:
     return lines[0]
 
 
+@pytest.mark.long
 def test_a_second_resume_of_a_running_optimize_is_refused(tmp_path):
     src = tmp_path / "src" / PROGRAM.name
     src.parent.mkdir()
@@ -47,6 +48,7 @@ def test_a_second_resume_of_a_running_optimize_is_refused(tmp_path):
     assert ledger_state(out) == "done"
 
 
+@pytest.mark.long
 def test_a_second_sweep_over_the_same_folder_is_refused(tmp_path):
     manifest = tmp_path / "sweep.toml"
     manifest.write_text(f'[defaults]\n{QUICK_TOML}\n[[target]]\nsource = "{PROGRAM}"\n')

@@ -69,6 +69,7 @@ def _one_line(capsys, argv: list[str]) -> str:
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.long
 def test_a_damaged_run_ledger_gets_one_line_from_every_command_and_is_left_as_it_was(finished_run, tmp_path, capsys):
     size = (finished_run / "ledger.db").stat().st_size
     assert size > 8 * PAGE  # several pages: the rounds, trials and builds tables each have their own

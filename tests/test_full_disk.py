@@ -33,6 +33,7 @@ def test_profile_on_a_full_disk_says_one_line_and_runs_once_space_is_back(tmp_pa
 
 
 @pytest.mark.parametrize("moment", ["build", "screen", "finish"])
+@pytest.mark.long
 def test_optimize_on_a_disk_that_fills_up_stops_with_its_ledger_intact_and_resumes(moment, tmp_path):
     src = tmp_path / "src" / PROGRAM.name
     src.parent.mkdir()
@@ -65,6 +66,7 @@ def test_optimize_on_a_disk_that_fills_up_stops_with_its_ledger_intact_and_resum
     assert src.read_bytes() == original  # the user's file: only `apply` writes it
 
 
+@pytest.mark.long
 def test_a_sweep_on_a_disk_that_fills_up_stops_and_resumes_without_charging_its_target(tmp_path):
     manifest = tmp_path / "sweep.toml"
     manifest.write_text(f'[defaults]\n{QUICK_TOML}\n[[target]]\nsource = "{PROGRAM}"\n')

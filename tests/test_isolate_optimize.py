@@ -18,6 +18,7 @@ from rocm_perf.process import run
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.long
 def test_optimize_on_the_stencil2d_reproducer_accepts_a_winner_confirmed_on_the_whole_program(tmp_path, capsys):
     source = tmp_path / "stencil2d.cu"
     shutil.copy(KERNELS / "stencil2d.cu", source)

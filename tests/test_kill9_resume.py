@@ -23,6 +23,7 @@ def reference(tmp_path_factory):
 
 
 @pytest.mark.parametrize("moment", ["build", "screen", "finish"])
+@pytest.mark.long
 def test_optimize_killed_at_a_moment_resumes_to_the_same_trials(moment, reference, tmp_path):
     _, expected = reference
     kill = km.kill_optimize(tmp_path, moment, 0.5)
@@ -33,6 +34,7 @@ def test_optimize_killed_at_a_moment_resumes_to_the_same_trials(moment, referenc
 
 
 @pytest.mark.parametrize("moment,busy", [("baseline", "build"), ("screen", "program")])
+@pytest.mark.long
 def test_a_sweep_killed_while_its_target_builds_or_is_measured_resumes_the_same_run(moment, busy, reference, tmp_path):
     """The build moment: a sweep killed while its worker built the baseline and its twin on two
     threads left the worker and both compilers running for 12 s more (now it leaves at once)."""
@@ -49,6 +51,7 @@ def apply_reference(tmp_path_factory):
     return km.reference_run(tmp_path_factory.mktemp("apply-reference"), km.APPLY_OPTIONS)
 
 
+@pytest.mark.long
 def test_apply_killed_at_any_moment_leaves_the_original_or_the_result(apply_reference):
     run_dir, expected = apply_reference
     user_file = run_dir.parent.parent / "src" / km.PROGRAM.name

@@ -74,6 +74,7 @@ def work(tmp_path) -> Path:
     return folder
 
 
+@pytest.mark.long
 def test_a_stopped_job_resumes_after_a_restart_and_no_process_outlives_its_server(work):
     src = work / "unroll_wins.cu"
     before = src.read_bytes()
@@ -142,6 +143,7 @@ def test_a_job_whose_server_is_killed_stops_by_itself(work):
     assert "the MCP server is gone" in (folder / "progress.log").read_text()
 
 
+@pytest.mark.long
 def test_an_optimize_job_runs_the_loop_to_its_summary_as_the_cli_does(work, capsys, monkeypatch):
     from rocm_perf.cli import main
 

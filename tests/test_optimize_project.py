@@ -180,6 +180,7 @@ def check_project_run(run: Path, root: Path, sources: list[str]) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_optimize_a_make_project_end_to_end(tmp_path, capsys):
     root = user_tree(tmp_path, "make_app")
     (root / "build").mkdir()
@@ -211,6 +212,7 @@ def test_optimize_a_make_project_end_to_end(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_optimize_a_cmake_project_end_to_end(tmp_path):
     if shutil.which("cmake") is None:
         message = "cmake not installed (apt-get install -y cmake)"
@@ -273,6 +275,7 @@ class TextTimedRounds:
         return [self(*r) for r in rounds]
 
 
+@pytest.mark.long
 def test_accepted_changes_in_two_files_are_applied_together(tmp_path, capsys):
     root = user_tree(tmp_path, "make_app")
     opt = OptimizeOptions(source=root, project=True, build="make", run="./app", backend="host",

@@ -69,12 +69,14 @@ def installed(tmp_path_factory) -> tuple[Path, dict]:
     return venv / "bin", env
 
 
+@pytest.mark.long
 def test_the_installed_package_imports_from_site_packages_not_the_checkout(installed, tmp_path):
     bin_dir, env = installed
     done = run([bin_dir / "python", "-c", "import rocm_perf; print(rocm_perf.__file__)"], cwd=tmp_path, env=env)
     assert "site-packages" in done.stdout and str(ROOT) not in done.stdout
 
 
+@pytest.mark.long
 def test_doctor_loops_profile_and_a_short_optimize_run_from_another_directory(installed, tmp_path):
     bin_dir, env = installed
     tool = bin_dir / "rocm-perf"

@@ -176,6 +176,7 @@ MISCHIEF = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", sorted(MISCHIEF))
+@pytest.mark.long
 def test_a_candidate_that_hangs_floods_or_forks_fails_alone_and_the_run_finishes(mode, tmp_path):
     from faults import QUICK, cli
 

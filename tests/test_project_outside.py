@@ -277,6 +277,7 @@ def test_expand_lists_a_directory_under_each_of_its_names(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_optimize_a_project_whose_makefile_reads_its_siblings(tmp_path):
     user = suite(tmp_path)
     root = user / "colsum-hip"

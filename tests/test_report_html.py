@@ -291,6 +291,7 @@ def real_run(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_real_run_report_loads_in_chromium_without_console_errors(real_run, tmp_path):
     html = tmp_path / "report.html"
     md = tmp_path / "report.md"
@@ -397,6 +398,7 @@ def evidence(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_evidence_of_counters_hotspots_and_compare_shows_in_chromium(evidence, tmp_path):
     """An accepted change's page holds what the other stages found: the rooflines before and after
     (counters), the hot loop's annotated source (the host sampler), the comparison table (compare)."""

@@ -43,6 +43,7 @@ def host_identity(source: Path) -> str:
 # ---- what a built program is ---------------------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_builds_of_the_same_code_are_one_program_wherever_they_are_built(tmp_path):
     data = (ROOT / "kernels" / "row_reduce.cu").read_bytes()  # its HIP_CHECK macro prints __FILE__
     here = place(tmp_path, "a", data)

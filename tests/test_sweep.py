@@ -497,6 +497,7 @@ def test_watch_reoptimizes_changed_sources_and_picks_up_new_targets(tmp_path):
 # ---- the real thing ----------------------------------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_real_sweep_on_the_host_backend(tmp_path, capsys):
     """Real triage and optimize: one target wins or not, one does not build; the sweep records both."""
     folder = tmp_path / "targets"

@@ -141,6 +141,7 @@ def manifest(tmp_path: Path, kernels: list[str], executor: str) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_slurm_sweep_survives_its_killed_coordinator_and_submits_nothing_twice(slurm, tmp_path, capsys):
     """Three kernels/ programs through the slurm executor: triage as one job array, optimize runs as
     another. The coordinator is killed (SIGKILL) while the optimize jobs run; the jobs go on;

@@ -169,6 +169,7 @@ def test_a_tunable_with_three_values_is_measured_and_the_file_never_written(tmp_
     assert src.read_bytes() == before
 
 
+@pytest.mark.long
 def test_a_patch_of_a_projects_file_is_tried_in_its_tree_and_applied(tmp_path):
     """`try --project`: the patch names the tree's file (git's a/ b/ paths from its root); the builds
     are the project's own make (real), the rounds the text-timed double of test_optimize_project.py."""
@@ -269,6 +270,7 @@ def only_run(out: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_real_gain_is_accepted_and_a_comment_or_a_renamed_local_is_no_change_in_machine_code(tmp_path, capsys):
     src = user_copy(tmp_path, PROGRAMS / "unroll_wins.cu")
     before = src.read_bytes()
@@ -304,6 +306,7 @@ def test_a_real_gain_is_accepted_and_a_comment_or_a_renamed_local_is_no_change_i
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_float_rewrite_is_rejected_bit_for_bit_and_accepted_within_a_tolerance(tmp_path, capsys):
     src = user_copy(tmp_path, PROGRAMS / "row_float_sum.cu")
     before = src.read_bytes()
@@ -341,6 +344,7 @@ def test_a_float_rewrite_is_rejected_bit_for_bit_and_accepted_within_a_tolerance
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_declared_tunables_three_values_are_measured_on_the_host(tmp_path):
     src = user_copy(tmp_path, PROGRAMS / "items_per_thread.cu")
     before = src.read_bytes()
@@ -354,6 +358,7 @@ def test_a_declared_tunables_three_values_are_measured_on_the_host(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_fail_unless_faster_exits_1_when_nothing_was_accepted_and_try_patch_runs_off_the_main_thread(tmp_path):
     src = user_copy(tmp_path, PROGRAMS / "unroll_wins.cu")
     before = src.read_bytes()
