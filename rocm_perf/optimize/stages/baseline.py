@@ -42,17 +42,11 @@ def run(ctx: "RunContext") -> str:
         why = ref.outputs.get("stderr_tail", "")
         raise RocmPerfError(f"{ctx.opt.source}: the baseline program fails ({ref.failure}, exit "
                             f"{ref.outputs.get('returncode')}): {why}".rstrip(": "))
-    _announce_budget(ctx, ref_s)
-    record_roofline(ctx, "baseline", program, BASELINE)
-    with ctx.ledger.transaction():
-        ctx.ledger.set("reference_outputs", ref.outputs)
-        ctx.ledger.set("twin_executable", ctx.rel(twin))
-        # What the baseline's program is (build_cache.code_identity) and its ISA: duplicates are
-        # recognized against it.
-        ctx.ledger.set("baseline_build", {"identity": code_identity(program),
-                                          **{k: v for k, v in (checked or {}).items() if k.startswith("isa_")}})
-        ctx.ledger.add_baseline(Baseline(0, None, original_sha, ctx.rel(src_copy), ctx.rel(program), resources or {}))
-    return NOISE
+    # What the baseline's program is (build_cache.code_identity) and its ISA: duplicates are
+    # recognized against it.
+    build = {"identity": code_identity(program), **{k: v for k, v in (checked or {}).items() if k.startswith("isa_")}}
+    return _commit(ctx, ref, ref_s, program, twin, Baseline(0, None, original_sha, ctx.rel(src_copy), ctx.rel(program),
+                                                            resources or {}), build)
 
 
 def _project(ctx: "RunContext") -> str:
@@ -86,14 +80,8 @@ def _project(ctx: "RunContext") -> str:
         why = ref.outputs.get("stderr_tail", "")
         raise RocmPerfError(f"{project['root']}: the baseline program fails under `{project['run']}` "
                             f"({ref.failure}, exit {ref.outputs.get('returncode')}): {why}".rstrip(": "))
-    _announce_budget(ctx, ref_s)
-    record_roofline(ctx, "baseline", work, BASELINE)
-    with ctx.ledger.transaction():
-        ctx.ledger.set("reference_outputs", ref.outputs)
-        ctx.ledger.set("twin_executable", ctx.rel(twin))
-        ctx.ledger.add_baseline(Baseline(0, None, ctx.ledger.get("source_sha256"), ctx.rel(tree), ctx.rel(work),
-                                         resources or {}))
-    return NOISE
+    return _commit(ctx, ref, ref_s, work, twin, Baseline(0, None, ctx.ledger.get("source_sha256"), ctx.rel(tree),
+                                                         ctx.rel(work), resources or {}))
 
 
 def _build_both(ctx: "RunContext", source):
@@ -114,6 +102,20 @@ def _reference_run(ctx: "RunContext", program):
     ref, seconds = run_round(ctx, ctx.rel(program), BASELINE_TRIAL, "reference", 0, "B")
     record_round(ctx, BASELINE_TRIAL, "reference", 0, "B", ref)
     return ref, seconds
+
+
+def _commit(ctx: "RunContext", ref, ref_s: float, program, twin, baseline: Baseline, build: dict | None = None) -> str:
+    """After a reference round that passed: what the budget holds, the baseline's roofline, then
+    generation 0 of the baseline, its reference outputs and its twin in one ledger transaction."""
+    _announce_budget(ctx, ref_s)
+    record_roofline(ctx, "baseline", program, BASELINE)
+    with ctx.ledger.transaction():
+        ctx.ledger.set("reference_outputs", ref.outputs)
+        ctx.ledger.set("twin_executable", ctx.rel(twin))
+        if build is not None:
+            ctx.ledger.set("baseline_build", build)
+        ctx.ledger.add_baseline(baseline)
+    return NOISE
 
 
 def _announce_budget(ctx: "RunContext", round_s: float) -> None:
