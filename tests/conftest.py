@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,23 @@ def hipcc() -> str:
         pytest.skip(message)
     os.environ.setdefault("HIP_PLATFORM", "amd")
     return path
+
+
+def pytest_configure(config):
+    """One cache directory for the whole run (the host runtime's precompiled headers,
+    host_pch.py): shared by the workers, who inherit the variable, and by the programs the tests
+    start; removed at the end, so the user's own ~/.cache/rocm-perf is never touched."""
+    if hasattr(config, "workerinput") or "ROCM_PERF_CACHE_DIR" in os.environ:
+        return
+    config._rocm_perf_cache = tempfile.mkdtemp(prefix="rocm-perf-test-cache-")
+    os.environ["ROCM_PERF_CACHE_DIR"] = config._rocm_perf_cache
+
+
+def pytest_unconfigure(config):
+    cache = getattr(config, "_rocm_perf_cache", None)
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
+        os.environ.pop("ROCM_PERF_CACHE_DIR", None)
 
 
 def pytest_collection_modifyitems(session, config, items):

@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 from rocm_perf.backends.base import Backend, Program, ProfileResult
+from rocm_perf.backends.host_pch import precompiled_dir, usable_for
 from rocm_perf.backends.host_trace import read_host_log
 from rocm_perf.backends.host_sources import include_dirs_from_flags, prepare_unit
 from rocm_perf.disk_space import check_space
@@ -202,9 +203,12 @@ class HostBackend(Backend):
         log = out_dir / "build.log"
         # -g for the sampler's line information; GCC's code does not depend on -g (-fcompare-debug).
         debug = ["-g"] if self.sample and not any(f.startswith("-g") for f in user_flags) else []
-        argv = [self.compiler, *DEFAULT_FLAGS, *debug, *self.warp_flags(), *unit.runtime_defines, "-I", str(RUNTIME_DIR), "-I",
-                str(source.parent), *user_flags, "-x", "c++", str(unit.compile_path), "-x", "none", "-o",
-                str(executable), *LINK_FLAGS, *unit.link_libraries]
+        flags = [*DEFAULT_FLAGS, *debug, *self.warp_flags(), *unit.runtime_defines]
+        pch = precompiled_dir(self.compiler, [*flags, "-I", str(RUNTIME_DIR), *user_flags], Path.cwd(), timeout=timeout)
+        pch_dir = ["-I", str(pch)] if pch is not None and usable_for(pch, [source.parent]) else []
+        argv = [self.compiler, *flags, *pch_dir, "-I", str(RUNTIME_DIR), "-I", str(source.parent), *user_flags,
+                "-x", "c++", str(unit.compile_path), "-x", "none", "-o", str(executable), *LINK_FLAGS,
+                *unit.link_libraries]
         done = run(argv, timeout=timeout, log=log)
         if done.timed_out:
             raise RocmPerfError(f"{source}: the host build timed out after {timeout:g} s (log: {log})")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocm_perf.backends.host_libraries import AS_NEEDED, replaced_link_option
+from rocm_perf.backends.host_pch import gch_path, precompiled_dir, usable_for
 from rocm_perf.backends.host_libraries import link_flags as library_link_flags
 from rocm_perf.errors import RocmPerfError
 
@@ -259,6 +260,20 @@ def _rewrite_depfile(dep_file: Path, replacements: dict[str, str]) -> None:
     dep_file.write_text(text, encoding="utf-8")
 
 
+def _without_dependency_flags(flags: list[str]) -> list[str]:
+    """`flags` less those that only write make rules (-MD, -MF FILE, ...): they do not change what
+    is compiled, and the precompiled header's build must not write the user's dependency file."""
+    out, skip = [], False
+    for flag in flags:
+        if skip:
+            skip = False
+        elif flag in ("-MF", "-MT", "-MQ"):
+            skip = True
+        elif flag not in ("-MD", "-MMD", "-MP", "-M", "-MM"):
+            out.append(flag)
+    return out
+
+
 def compile_source(source: Path, language: str, obj: str | None, inv: Invocation, work: Path, cwd: Path) -> int:
     """Compile one source (to `obj`, or to the preprocessor's output for -E/-M); the compiler's status."""
     from rocm_perf.backends.host_sources import prepare_unit
@@ -285,8 +300,13 @@ def compile_source(source: Path, language: str, obj: str | None, inv: Invocation
     inv.libraries |= unit.libraries
     std = [] if inv.std_given else ["-std=c++17"]
     own_deps = ["-MMD", "-MF", str(work / "outside.d")] if tracking and not inv.writes_deps else []
-    argv = [cxx, *std, *_warp_flags(inv), *unit.runtime_defines, "-I", str(RUNTIME_DIR), "-iquote", str(source.parent), *inv.compile_flags,
-            *own_deps, "-include", "hip/hip_runtime.h", *stop, "-x", "c++", str(unit.compile_path), *out]
+    flags = [*std, *_warp_flags(inv), *unit.runtime_defines]
+    pch = None
+    if inv.stop_after in (None, "-c", "-S"):  # not for -E or -M: they print the headers themselves
+        pch = precompiled_dir(cxx, [*flags, "-I", str(RUNTIME_DIR), *_without_dependency_flags(inv.compile_flags)], cwd)
+        pch = pch if pch is not None and usable_for(pch, [source.parent]) else None
+    argv = [cxx, *flags, *(["-I", str(pch)] if pch else []), "-I", str(RUNTIME_DIR), "-iquote", str(source.parent),
+            *inv.compile_flags, *own_deps, "-include", "hip/hip_runtime.h", *stop, "-x", "c++", str(unit.compile_path), *out]
     status = subprocess.call(argv, cwd=cwd)
     if status != 0:
         needs()
@@ -295,6 +315,9 @@ def compile_source(source: Path, language: str, obj: str | None, inv: Invocation
     if status == 0 and (inv.writes_deps or inv.stop_after in ("-M", "-MM")):
         replacements = {str(shadow): str(original) for original, shadow in unit.shadowed.items()}
         replacements[str(unit.compile_path)] = str(source)
+        if pch:  # a dependency on the cache, which may be pruned, would fail make: name the header
+            for stand_in in (gch_path(pch), pch / "hip" / "hip_runtime.h"):
+                replacements[str(stand_in)] = str(RUNTIME_DIR / "hip" / "hip_runtime.h")
         dep = inv.dep_file or (str(Path(obj).with_suffix(".d")) if obj else None)
         if dep and inv.writes_deps:
             _rewrite_depfile(cwd / dep, replacements)
