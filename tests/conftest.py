@@ -40,7 +40,7 @@ def hipcc() -> str:
 
 def pytest_configure(config):
     """One cache directory for the whole run (the host runtime's precompiled headers,
-    host_pch.py): shared by the workers, who inherit the variable, and by the programs the tests
+    host_prebuilt.py): shared by the workers, who inherit the variable, and by the programs the tests
     start; removed at the end, so the user's own ~/.cache/rocm-perf is never touched."""
     if hasattr(config, "workerinput") or "ROCM_PERF_CACHE_DIR" in os.environ:
         return

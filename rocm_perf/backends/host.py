@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 from rocm_perf.backends.base import Backend, Program, ProfileResult
-from rocm_perf.backends.host_pch import precompiled_dir, usable_for
+from rocm_perf.backends.host_prebuilt import CONFIGURATION_SYMBOL, object_path, prebuilt_dir, unit_flags, usable_for
 from rocm_perf.backends.host_trace import read_host_log
 from rocm_perf.backends.host_sources import include_dirs_from_flags, prepare_unit
 from rocm_perf.disk_space import check_space
@@ -204,12 +204,20 @@ class HostBackend(Backend):
         # -g for the sampler's line information; GCC's code does not depend on -g (-fcompare-debug).
         debug = ["-g"] if self.sample and not any(f.startswith("-g") for f in user_flags) else []
         flags = [*DEFAULT_FLAGS, *debug, *self.warp_flags(), *unit.runtime_defines]
-        pch = precompiled_dir(self.compiler, [*flags, "-I", str(RUNTIME_DIR), *user_flags], Path.cwd(), timeout=timeout)
-        pch_dir = ["-I", str(pch)] if pch is not None and usable_for(pch, [source.parent]) else []
-        argv = [self.compiler, *flags, *pch_dir, "-I", str(RUNTIME_DIR), "-I", str(source.parent), *user_flags,
-                "-x", "c++", str(unit.compile_path), "-x", "none", "-o", str(executable), *LINK_FLAGS,
-                *unit.link_libraries]
-        done = run(argv, timeout=timeout, log=log)
+        # host_prebuilt.py: the runtime's headers precompiled and its functions in an object, made once
+        prebuilt = prebuilt_dir(self.compiler, [*flags, "-I", str(RUNTIME_DIR), *user_flags], Path.cwd(), timeout=timeout)
+        if prebuilt is not None and not usable_for(prebuilt, [source.parent]):
+            prebuilt = None
+        while True:
+            runtime_flags = unit_flags(prebuilt) if prebuilt else []
+            runtime_object = [str(object_path(prebuilt))] if prebuilt and object_path(prebuilt).is_file() else []
+            argv = [self.compiler, *flags, *runtime_flags, "-I", str(RUNTIME_DIR), "-I", str(source.parent),
+                    *user_flags, "-x", "c++", str(unit.compile_path), "-x", "none", *runtime_object, "-o",
+                    str(executable), *LINK_FLAGS, *unit.link_libraries]
+            done = run(argv, timeout=timeout, log=log)
+            if not (runtime_object and done.returncode != 0 and CONFIGURATION_SYMBOL in done.stderr):
+                break
+            prebuilt = None  # the source configures the runtime itself (a #define before the include)
         if done.timed_out:
             raise RocmPerfError(f"{source}: the host build timed out after {timeout:g} s (log: {log})")
         if done.returncode != 0:

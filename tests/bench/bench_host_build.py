@@ -1,18 +1,17 @@
-"""Benchmark: CPU per candidate build on the host backend, and what a precompiled header of the host
-runtime would save, over the 12 kernels/ programs and the make project of tests/data/projects.
+"""Benchmark: CPU per candidate build on the host backend, with the whole runtime compiled in each
+build and with the runtime prebuilt (host_prebuilt.py), over the 12 kernels/ programs and the make
+project of tests/data/projects.
 
-Per program: the backend's build as it is (HostBackend.build: pre-pass, then one compiler run),
-its compiler's CPU seconds (children's user + system, the figure that means something on a
-shared machine); then the same compiler command with a precompiled `hip/hip_runtime.h` made once
-for those flags (`-include` + GCC's `.gch`, `-Winvalid-pch` to be told if it is not used) and
-whether the program's code is the same (optimize/build_cache.code_identity). Then the cost split
-of one build: `-fsyntax-only` (the parse) against the full compile. The make project is built
-with the backend's hipcc wrapper (three objects and a link) for its total.
+Per program: `HostBackend.build` with ROCM_PERF_PREBUILT_RUNTIME=0 (the runtime's headers parsed
+and its functions compiled again, as before), then with the prebuilt runtime once its cache entry
+exists (the entry's making is timed apart: it happens once per compiler and flags). CPU seconds
+are the compiler's (children's user + system, the figure that means something on a shared
+machine). Both programs are run; their output must be the same. The make project is built with
+the backend's hipcc wrapper (three objects and a link; the precompiled header only) both ways.
 
     .venv/bin/python tests/bench/bench_host_build.py [--only softmax ...]
 
-Issue 59's goal is 3x less CPU per build; this measures the lever it names first (a PCH) and
-where the rest of the time goes (the runtime's own functions, compiled again in every build).
+Issue 59's goal is 3x less CPU per build.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import shlex
 import shutil
 import subprocess
 import sys
@@ -30,9 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from rocm_perf.backends.host import RUNTIME_DIR, HostBackend  # noqa: E402
+from rocm_perf.backends.host import HostBackend  # noqa: E402
 from rocm_perf.backends.host_toolchain import host_build_environment  # noqa: E402
-from rocm_perf.optimize.build_cache import code_identity  # noqa: E402
 
 
 def children_cpu() -> float:
@@ -48,10 +45,17 @@ def run_cpu(argv: list[str], cwd: Path | None = None, env: dict | None = None) -
     return children_cpu() - before
 
 
-def compile_argv(build_log: Path) -> list[str]:
-    first = build_log.read_text().splitlines()[0]
-    assert first.startswith("$ "), first
-    return shlex.split(first[2:])
+def build_cpu(backend: HostBackend, source: Path, out: Path, prebuilt: bool):
+    os.environ["ROCM_PERF_PREBUILT_RUNTIME"] = "1" if prebuilt else "0"
+    before = children_cpu()
+    program = backend.build(source, out)
+    return children_cpu() - before, program
+
+
+def output_of(program) -> str:
+    done = subprocess.run([str(program.executable)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "ROCM_PERF_HOST_THREADS": "1"})
+    return f"{done.returncode}\n{done.stdout}"
 
 
 def main() -> None:
@@ -63,52 +67,35 @@ def main() -> None:
         programs = [p for p in programs if p.stem in args.only]
     backend = HostBackend()
     work = Path(tempfile.mkdtemp(prefix="bench-host-build-"))
-    pch_dir = work / "pch"
-    pch_dir.mkdir()
-    made: dict[tuple, Path] = {}
+    os.environ["ROCM_PERF_CACHE_DIR"] = str(work / "cache")  # a cold cache: the entries' making is seen
     print(f"compiler: {backend.compiler}; CPU s = the compiler's user + system")
-    print(f"{'program':18} {'build CPU s':>11} {'with PCH':>9} {'ratio':>6} {'same code':>9} {'PCH made in':>11}")
+    print(f"| program | whole runtime (s) | prebuilt (s) | less | same output | entry made in (s) |")
+    print("|---|---:|---:|---:|---|---:|")
     totals = [0.0, 0.0]
+    entries = 0
     for source in programs:
-        before = children_cpu()
-        program = backend.build(source, work / source.stem)
-        plain = children_cpu() - before
-        argv = compile_argv(program.build_log)
-        i = argv.index("-x")
-        flags = tuple(a for a in argv[1:i] if not a.startswith("-I") and a != str(RUNTIME_DIR)
-                      and a != str(source.parent))
-        made_in = ""
-        if flags not in made:
-            header = pch_dir / f"set{len(made)}" / "rocm_perf_pch.h"
-            header.parent.mkdir()
-            header.write_text("#include <hip/hip_runtime.h>\n")
-            made_in = f"{run_cpu([argv[0], *flags, '-I', str(RUNTIME_DIR), '-x', 'c++-header', str(header), '-o', str(header) + '.gch']):.2f}"
-            made[flags] = header
-        exe = Path(str(program.executable) + ".pch")
-        out = argv.index("-o")
-        pch_argv = [*argv[:i], "-include", str(made[flags]), "-Winvalid-pch", *argv[i:]]
-        pch_argv[pch_argv.index("-o") + 1] = str(exe)
-        del out
-        with_pch = run_cpu(pch_argv)
-        same = code_identity(exe) == code_identity(program.executable)
-        totals[0] += plain
-        totals[1] += with_pch
-        print(f"{source.stem:18} {plain:11.2f} {with_pch:9.2f} {plain / with_pch:6.2f} {'yes' if same else 'NO':>9} "
-              f"{made_in:>11}", flush=True)
-    print(f"{'total':18} {totals[0]:11.2f} {totals[1]:9.2f} {totals[0] / max(totals[1], 1e-9):6.2f}")
-
-    # Where one build's time goes: the parse alone, against the whole compile.
-    source = programs[0]
-    argv = compile_argv(work / source.stem / "build.log")
-    i = argv.index("-x")
-    syntax = [*argv[:i], "-fsyntax-only", "-x", "c++", argv[i + 2]]
-    print(f"\n{source.stem}: parse only (-fsyntax-only) {run_cpu(syntax):.2f} s of a {run_cpu(argv):.2f} s build")
+        whole, program = build_cpu(backend, source, work / source.stem / "whole", prebuilt=False)
+        made, _ = build_cpu(backend, source, work / source.stem / "first", prebuilt=True)
+        now = len(list((work / "cache" / "host-pch").iterdir()))
+        made_in = f"{made:.2f}" if now > entries else ""
+        entries = now
+        fast, prebuilt = build_cpu(backend, source, work / source.stem / "prebuilt", prebuilt=True)
+        same = output_of(program) == output_of(prebuilt)
+        totals[0] += whole
+        totals[1] += fast
+        print(f"| {source.stem} | {whole:.2f} | {fast:.2f} | {whole / fast:.1f}x | {'yes' if same else 'NO'} | {made_in} |",
+              flush=True)
+    print(f"| total | {totals[0]:.2f} | {totals[1]:.2f} | {totals[0] / max(totals[1], 1e-9):.1f}x | | |")
 
     # The make project through the backend's hipcc wrapper: three objects and a link.
-    project = work / "make_app"
-    shutil.copytree(ROOT / "tests" / "data" / "projects" / "make_app", project)
-    env = {**os.environ, **host_build_environment(work / "bin")}
-    print(f"make_app (3 sources, wrapper): {run_cpu(['make', '-s', 'app'], cwd=project, env=env):.2f} s of CPU")
+    for prebuilt in (False, True, True):
+        os.environ["ROCM_PERF_PREBUILT_RUNTIME"] = "1" if prebuilt else "0"
+        project = work / f"make_app_{prebuilt}"
+        shutil.rmtree(project, ignore_errors=True)
+        shutil.copytree(ROOT / "tests" / "data" / "projects" / "make_app", project)
+        env = {**os.environ, **host_build_environment(work / "bin")}
+        cpu = run_cpu(["make", "-s", "app"], cwd=project, env=env)
+        print(f"make_app (3 sources, wrapper, {'precompiled header' if prebuilt else 'whole runtime'}): {cpu:.2f} s of CPU")
     shutil.rmtree(work, ignore_errors=True)
 
 

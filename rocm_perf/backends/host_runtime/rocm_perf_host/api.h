@@ -3,6 +3,7 @@
 // are traced with their arguments, named as rocprofv3 names them.
 #pragma once
 
+#include "rocm_perf_host/outline.h"
 #include "rocm_perf_host/runtime.h"
 #include "rocm_perf_host/device_properties.h"
 #include "rocm_perf_host/device_memory.h"
@@ -27,8 +28,11 @@ inline const char* memcpy_kind_name(hipMemcpyKind kind) {
 
 // A copy in stream order; device-to-host copies leave a digest of the bytes that arrived, and
 // their bytes where they are kept (kept_copies.h; `element`: the destination's element type).
-inline hipError_t copy(const char* name, void* dst, const void* src, std::size_t bytes, hipMemcpyKind kind,
-                       hipStream_t stream, bool async, const char* element = nullptr) {
+ROCM_PERF_OUTLINED hipError_t copy(const char* name, void* dst, const void* src, std::size_t bytes, hipMemcpyKind kind,
+                       hipStream_t stream, bool async, const char* element = nullptr);
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED hipError_t copy(const char* name, void* dst, const void* src, std::size_t bytes, hipMemcpyKind kind,
+                       hipStream_t stream, bool async, const char* element) {
     Runtime& r = runtime();
     ApiScope api(name);
     api.pointer("dst", dst);
@@ -54,8 +58,11 @@ inline hipError_t copy(const char* name, void* dst, const void* src, std::size_t
     if (!async) r.wait_stream(r.null_stream, ticket);
     return finish_call(api, hipSuccess);
 }
+#endif
 
-inline hipError_t fill(const char* name, void* dst, int value, std::size_t bytes, hipStream_t stream, bool async) {
+ROCM_PERF_OUTLINED hipError_t fill(const char* name, void* dst, int value, std::size_t bytes, hipStream_t stream, bool async);
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED hipError_t fill(const char* name, void* dst, int value, std::size_t bytes, hipStream_t stream, bool async) {
     Runtime& r = runtime();
     ApiScope api(name);
     api.pointer("dst", dst);
@@ -69,9 +76,12 @@ inline hipError_t fill(const char* name, void* dst, int value, std::size_t bytes
     if (!async) r.wait_stream(r.null_stream, ticket);
     return finish_call(api, hipSuccess);
 }
+#endif
 
 // Device and host allocations come from device_memory.h's region (reproducible addresses).
-inline void* allocate(std::size_t bytes, bool device) {
+ROCM_PERF_OUTLINED void* allocate(std::size_t bytes, bool device);
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED void* allocate(std::size_t bytes, bool device) {
     void* p = allocate_memory(bytes, device ? MemoryKind::Device : MemoryKind::Host);
     if (!p) return nullptr;
     if (device) {
@@ -81,8 +91,11 @@ inline void* allocate(std::size_t bytes, bool device) {
     }
     return p;
 }
+#endif
 
-inline void release(void* p) {
+ROCM_PERF_OUTLINED void release(void* p);
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED void release(void* p) {
     if (!p) return;
     Runtime& r = runtime();
     r.synchronize_device();  // as in HIP: freeing waits for the work that may still use it
@@ -92,6 +105,7 @@ inline void release(void* p) {
     }
     release_memory(p);
 }
+#endif
 
 }  // namespace rocm_perf_host
 

@@ -35,6 +35,7 @@
 #include <type_traits>
 
 #include "rocm_perf_host/device_memory.h"
+#include "rocm_perf_host/outline.h"
 
 namespace rocm_perf_host {
 
@@ -243,11 +244,14 @@ inline bool capture_chosen(const KernelRecord& k) {
     return true;
 }
 
-// The capture of this launch when it is the chosen one, else null.
-template <class... Args>
-inline std::shared_ptr<CaptureLaunch> capture_if_chosen(int kernel, KernelIdentity id, const char* source_name, dim3 grid,
-                                                        dim3 block, std::size_t shmem, int stream_id, bool cooperative,
-                                                        const Args&... args) {
+// The capture of this launch when it is the chosen one, else null; its arguments still to add.
+ROCM_PERF_OUTLINED std::shared_ptr<CaptureLaunch> chosen_capture(int kernel, KernelIdentity id, const char* source_name,
+                                                                dim3 grid, dim3 block, std::size_t shmem, int stream_id,
+                                                                bool cooperative);
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED std::shared_ptr<CaptureLaunch> chosen_capture(int kernel, KernelIdentity id, const char* source_name,
+                                                                dim3 grid, dim3 block, std::size_t shmem, int stream_id,
+                                                                bool cooperative) {
     KernelRecord record;
     if (kernel >= 0) {
         std::lock_guard<std::mutex> lock(tracer().m);
@@ -264,7 +268,17 @@ inline std::shared_ptr<CaptureLaunch> capture_if_chosen(int kernel, KernelIdenti
     c->shmem = shmem;
     c->stream_id = stream_id;
     c->cooperative = cooperative;
-    c->arguments = pack_arguments(args...);
+    return c;
+}
+#endif
+
+// The capture of this launch when it is the chosen one, else null.
+template <class... Args>
+inline std::shared_ptr<CaptureLaunch> capture_if_chosen(int kernel, KernelIdentity id, const char* source_name, dim3 grid,
+                                                        dim3 block, std::size_t shmem, int stream_id, bool cooperative,
+                                                        const Args&... args) {
+    auto c = chosen_capture(kernel, id, source_name, grid, block, shmem, stream_id, cooperative);
+    if (c) c->arguments = pack_arguments(args...);
     return c;
 }
 

@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "rocm_perf_host/outline.h"
+
 namespace rocm_perf_host {
 
 enum class MemoryKind : unsigned char { Device, Host };
@@ -168,13 +170,18 @@ struct DeviceRegion {
     }
 };
 
-inline DeviceRegion& device_region() {
+ROCM_PERF_OUTLINED DeviceRegion& device_region();
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED DeviceRegion& device_region() {
     static DeviceRegion* region = new DeviceRegion;  // never destroyed: freed memory may be released at exit
     return *region;
 }
+#endif
 
 // Memory of `bytes` (zeroed): from the region, or from the heap where there is none.
-inline void* allocate_memory(std::size_t bytes, MemoryKind kind) {
+ROCM_PERF_OUTLINED void* allocate_memory(std::size_t bytes, MemoryKind kind);
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED void* allocate_memory(std::size_t bytes, MemoryKind kind) {
     DeviceRegion& region = device_region();
     if (region.base) return region.allocate(bytes, kind);
     std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 255) & ~std::size_t(255);
@@ -182,9 +189,12 @@ inline void* allocate_memory(std::size_t bytes, MemoryKind kind) {
     if (p) std::memset(p, 0, rounded);
     return p;
 }
+#endif
 
 // Frees what allocate_memory gave (a second free of a region allocation is ignored).
-inline void release_memory(void* p) {
+ROCM_PERF_OUTLINED void release_memory(void* p);
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED void release_memory(void* p) {
     if (!p) return;
     DeviceRegion& region = device_region();
     if (region.contains(p))
@@ -192,6 +202,7 @@ inline void release_memory(void* p) {
     else
         std::free(p);
 }
+#endif
 
 // The bytes an allocation at `p` spans, for the runtime's map of device pointers.
 inline std::size_t allocation_span(const void* p, std::size_t bytes) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "json_string.h"
+#include "rocm_perf_host/outline.h"
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <sys/syscall.h>
@@ -229,10 +230,13 @@ inline std::vector<LogWriter>& log_writers() {
     return *writers;
 }
 
-inline Tracer& tracer() {
+ROCM_PERF_OUTLINED Tracer& tracer();
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED Tracer& tracer() {
     static Tracer* t = new Tracer;  // never destroyed: worker threads may outlive static destructors
     return *t;
 }
+#endif
 
 // Records one API call: its start at construction, its end at finish().
 struct ApiScope {
@@ -253,13 +257,17 @@ struct ApiScope {
     void dims(const char* name, dim3 d) { add(name, ApiArg::Dims, 0, d); }
     void text(const char* name, const char* static_text) { add(name, ApiArg::Text, reinterpret_cast<std::uintptr_t>(static_text)); }
     void kernel(const char* name, int index) { add(name, ApiArg::Kernel, static_cast<std::uint64_t>(index)); }
-    void finish() {
-        if (!Tracer::enabled) return;
-        record.end = now_ns();
-        record.tid = os_thread_id();
-        tracer().add_api(std::move(record));
-    }
+    void finish();
 };
+
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED void ApiScope::finish() {
+    if (!Tracer::enabled) return;
+    record.end = now_ns();
+    record.tid = os_thread_id();
+    tracer().add_api(std::move(record));
+}
+#endif
 
 // ---- kernel identity: the name the compiler mangles ---------------------------------------
 struct KernelIdentity {
@@ -558,47 +566,53 @@ struct BlockPool {
 
     // The launching stream's worker runs blocks too; it returns when every block is done and
     // no helper still holds the launch (the caller frees it then).
-    void run(Launch& l) {
-        if (l.cooperative) return run_all_resident(l);
-        if (helpers > 0) {
-            std::lock_guard<std::mutex> lock(m);
-            active.push_back(&l);
-            work.notify_all();
-        }
-        work_on(l);
-        if (helpers == 0) return;
-        std::unique_lock<std::mutex> lock(m);
-        for (auto it = active.begin(); it != active.end(); ++it)
-            if (*it == &l) {
-                active.erase(it);
-                break;
-            }
-        finished.wait(lock, [&] {
-            return l.helpers_inside == 0 && l.done_blocks.load(std::memory_order_acquire) == l.total_blocks;
-        });
-    }
+    void run(Launch& l);
 
-    void helper_loop() {
-        std::unique_lock<std::mutex> lock(m);
-        for (;;) {
-            Launch* l = nullptr;
-            work.wait(lock, [&] {
-                for (Launch* a : active)
-                    if (a->next_block.load(std::memory_order_relaxed) < a->total_blocks) {
-                        l = a;
-                        return true;
-                    }
-                return false;
-            });
-            ++l->helpers_inside;
-            lock.unlock();
-            work_on(*l);
-            lock.lock();
-            --l->helpers_inside;
-            finished.notify_all();
-        }
-    }
+    void helper_loop();
 };
+
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED void BlockPool::run(Launch& l) {
+    if (l.cooperative) return run_all_resident(l);
+    if (helpers > 0) {
+        std::lock_guard<std::mutex> lock(m);
+        active.push_back(&l);
+        work.notify_all();
+    }
+    work_on(l);
+    if (helpers == 0) return;
+    std::unique_lock<std::mutex> lock(m);
+    for (auto it = active.begin(); it != active.end(); ++it)
+        if (*it == &l) {
+            active.erase(it);
+            break;
+        }
+    finished.wait(lock, [&] {
+        return l.helpers_inside == 0 && l.done_blocks.load(std::memory_order_acquire) == l.total_blocks;
+    });
+}
+
+ROCM_PERF_OUTLINED void BlockPool::helper_loop() {
+    std::unique_lock<std::mutex> lock(m);
+    for (;;) {
+        Launch* l = nullptr;
+        work.wait(lock, [&] {
+            for (Launch* a : active)
+                if (a->next_block.load(std::memory_order_relaxed) < a->total_blocks) {
+                    l = a;
+                    return true;
+                }
+            return false;
+        });
+        ++l->helpers_inside;
+        lock.unlock();
+        work_on(*l);
+        lock.lock();
+        --l->helpers_inside;
+        finished.notify_all();
+    }
+}
+#endif
 
 // ---- streams and events ------------------------------------------------------------------
 struct Runtime;
@@ -635,27 +649,9 @@ struct Runtime {
     hipError_t last_error = hipSuccess;
     std::map<std::uintptr_t, std::size_t> device_allocations;
 
-    Runtime() {
-        unsigned cores = std::thread::hardware_concurrency();
-        int requested = env_int("ROCM_PERF_HOST_THREADS", 0);
-        threads = requested > 0 ? unsigned(requested) : (cores ? cores : 1);
-        serial = env_int("ROCM_PERF_HOST_SERIAL", 0) != 0;
-        clock_state();  // dispatch_clocks.h: reads the process's CPUs before any worker pins itself
-        pool.start(threads - 1);
-        null_stream = create_stream(true);
-    }
+    Runtime();
 
-    ihipStream_t* create_stream(bool blocking) {
-        auto* s = new ihipStream_t;
-        {
-            std::lock_guard<std::mutex> lock(m);
-            s->id = static_cast<int>(streams.size());
-            s->blocking = blocking;
-            streams.push_back(s);
-        }
-        std::thread([this, s] { worker(s); }).detach();
-        return s;
-    }
+    ihipStream_t* create_stream(bool blocking);
 
     ihipStream_t* resolve(hipStream_t s) { return s ? s : null_stream; }
 
@@ -676,37 +672,7 @@ struct Runtime {
 
     // Queue `command` on `s` behind what the null-stream rules order it after; returns its
     // ticket (the stream's `completed` count once it has run).
-    std::uint64_t enqueue(ihipStream_t* s, std::function<void()> command) {
-        std::vector<std::pair<ihipStream_t*, std::uint64_t>> waits;
-        std::uint64_t ticket;
-        {
-            std::lock_guard<std::mutex> lock(m);
-            if (s->id == 0) {
-                for (auto* other : streams)
-                    if (other != s && other->blocking && other->submitted > other->completed)
-                        waits.emplace_back(other, other->submitted);
-            } else if (s->blocking) {
-                if (null_stream->submitted > null_stream->completed)
-                    waits.emplace_back(null_stream, null_stream->submitted);
-            }
-            if (!waits.empty()) {
-                s->queue.emplace_back([this, waits] {
-                    std::unique_lock<std::mutex> inner(m);
-                    progress.wait(inner, [&] {
-                        for (auto& w : waits)
-                            if (w.first->completed < w.second) return false;
-                        return true;
-                    });
-                });
-                ++s->submitted;
-            }
-            s->queue.push_back(std::move(command));
-            ticket = ++s->submitted;
-            s->has_work.notify_one();
-        }
-        if (serial) wait_stream(s, ticket);
-        return ticket;
-    }
+    std::uint64_t enqueue(ihipStream_t* s, std::function<void()> command);
 
     void wait_stream(ihipStream_t* s, std::uint64_t ticket) {
         std::unique_lock<std::mutex> lock(m);
@@ -724,16 +690,7 @@ struct Runtime {
         if (s->id == 0) synchronize_device();
     }
 
-    void synchronize_device() {
-        std::unique_lock<std::mutex> lock(m);
-        std::vector<std::pair<ihipStream_t*, std::uint64_t>> tickets;
-        for (auto* s : streams) tickets.emplace_back(s, s->submitted);
-        progress.wait(lock, [&] {
-            for (auto& t : tickets)
-                if (t.first->completed < t.second) return false;
-            return true;
-        });
-    }
+    void synchronize_device();
 
     void wait_event(ihipEvent_t* e, std::uint64_t generation) {
         std::unique_lock<std::mutex> lock(m);
@@ -762,7 +719,76 @@ struct Runtime {
     }
 };
 
-inline void write_trace_at_exit() {
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED Runtime::Runtime() {
+    unsigned cores = std::thread::hardware_concurrency();
+    int requested = env_int("ROCM_PERF_HOST_THREADS", 0);
+    threads = requested > 0 ? unsigned(requested) : (cores ? cores : 1);
+    serial = env_int("ROCM_PERF_HOST_SERIAL", 0) != 0;
+    clock_state();  // dispatch_clocks.h: reads the process's CPUs before any worker pins itself
+    pool.start(threads - 1);
+    null_stream = create_stream(true);
+}
+
+ROCM_PERF_OUTLINED ihipStream_t* Runtime::create_stream(bool blocking) {
+    auto* s = new ihipStream_t;
+    {
+        std::lock_guard<std::mutex> lock(m);
+        s->id = static_cast<int>(streams.size());
+        s->blocking = blocking;
+        streams.push_back(s);
+    }
+    std::thread([this, s] { worker(s); }).detach();
+    return s;
+}
+
+ROCM_PERF_OUTLINED std::uint64_t Runtime::enqueue(ihipStream_t* s, std::function<void()> command) {
+    std::vector<std::pair<ihipStream_t*, std::uint64_t>> waits;
+    std::uint64_t ticket;
+    {
+        std::lock_guard<std::mutex> lock(m);
+        if (s->id == 0) {
+            for (auto* other : streams)
+                if (other != s && other->blocking && other->submitted > other->completed)
+                    waits.emplace_back(other, other->submitted);
+        } else if (s->blocking) {
+            if (null_stream->submitted > null_stream->completed)
+                waits.emplace_back(null_stream, null_stream->submitted);
+        }
+        if (!waits.empty()) {
+            s->queue.emplace_back([this, waits] {
+                std::unique_lock<std::mutex> inner(m);
+                progress.wait(inner, [&] {
+                    for (auto& w : waits)
+                        if (w.first->completed < w.second) return false;
+                    return true;
+                });
+            });
+            ++s->submitted;
+        }
+        s->queue.push_back(std::move(command));
+        ticket = ++s->submitted;
+        s->has_work.notify_one();
+    }
+    if (serial) wait_stream(s, ticket);
+    return ticket;
+}
+
+ROCM_PERF_OUTLINED void Runtime::synchronize_device() {
+    std::unique_lock<std::mutex> lock(m);
+    std::vector<std::pair<ihipStream_t*, std::uint64_t>> tickets;
+    for (auto* s : streams) tickets.emplace_back(s, s->submitted);
+    progress.wait(lock, [&] {
+        for (auto& t : tickets)
+            if (t.first->completed < t.second) return false;
+        return true;
+    });
+}
+#endif
+
+ROCM_PERF_OUTLINED void write_trace_at_exit();
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED void write_trace_at_exit() {
     Runtime& r = runtime();
     r.synchronize_device();
     const char* path = std::getenv("ROCM_PERF_HOST_LOG");
@@ -776,6 +802,7 @@ inline void write_trace_at_exit() {
         write_samples(names);
     }
 }
+#endif
 
 inline Runtime& runtime() {
     static Runtime* r = [] {
@@ -789,6 +816,7 @@ inline Runtime& runtime() {
 using rocm_perf_json::json_string;
 
 // One JSON object per line: meta, kernel, dispatch, api, then the hooks' records (see backends/host_trace.py).
+#if ROCM_PERF_HOST_BODIES
 inline void Tracer::write_log(const char* path_template, int threads, bool serial) {
     std::string path = path_template;
     if (auto at = path.find("%pid%"); at != std::string::npos) path.replace(at, 5, std::to_string(getpid()));
@@ -840,10 +868,13 @@ inline void Tracer::write_log(const char* path_template, int threads, bool seria
     std::fclose(f);
     std::rename(tmp.c_str(), path.c_str());
 }
+#endif
 
 // The kernel's index in the trace. A kernel without an address (a
 // template launched with deduced arguments) is known by its source spelling.
-inline int kernel_index(KernelIdentity id, const char* source_name) {
+ROCM_PERF_OUTLINED int kernel_index(KernelIdentity id, const char* source_name);
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED int kernel_index(KernelIdentity id, const char* source_name) {
     Tracer& t = tracer();
     const std::string key = source_name ? source_name : "";
     auto find = [&]() -> int {
@@ -871,10 +902,38 @@ inline int kernel_index(KernelIdentity id, const char* source_name) {
     }
     return index;
 }
+#endif
 
 }  // namespace rocm_perf_host
 #include "rocm_perf_host/capture.h"
 namespace rocm_perf_host {
+
+// What a stream's worker does with a queued launch: its blocks, its clocks and records, and the
+// capture `rocm-perf isolate` asked for; then the launch is freed. Not a template, so that a
+// unit linking the prebuilt runtime does not compile it again per kernel (outline.h).
+ROCM_PERF_OUTLINED void run_queued_launch(Launch& l, std::int64_t corr, int stream_id, CaptureLaunch* capture);
+#if ROCM_PERF_HOST_BODIES
+ROCM_PERF_OUTLINED void run_queued_launch(Launch& l, std::int64_t corr, int stream_id, CaptureLaunch* capture) {
+    if (capture) capture_before(*capture);
+    // dispatch_clocks.h: the speed probe runs before the launch's start, outside its times
+    const std::int64_t probe = Tracer::enabled ? probe_before_launch(now_ns()) : 0;
+    const std::int64_t start = Tracer::enabled ? now_ns() : 0;
+    if (capture) capture->start_ns = now_ns();
+    launch_begins();  // dispatch_clocks.h: no probe reading is kept beside a running launch
+    runtime().pool.run(l);
+    launch_ends();
+    if (capture) {
+        capture->end_ns = now_ns();
+        capture_after(*capture);
+    }
+    if (Tracer::enabled) {
+        tracer().add_dispatch(DispatchRecord{corr, l.kernel, stream_id, l.grid, l.block, l.shmem, start, now_ns(),
+                                             os_thread_id()});
+        record_dispatch_cost(corr, l.cost, probe);
+    }
+    l.destroy(&l);
+}
+#endif
 
 // How a launch runs its blocks: from the block pool, or all resident at once (cooperative).
 enum class LaunchKind { Pool, Cooperative };
@@ -945,25 +1004,9 @@ inline hipError_t launch_kernel_as(LaunchKind kind, KernelIdentity id, const cha
     l->chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t(r.threads) * 16));
     const std::int64_t corr = api.record.corr;
     const int stream_id = s->id;
-    const std::uint64_t ticket = r.enqueue(s, [l, kernel, corr, stream_id, &r, capture] {
-        if (capture) capture_before(*capture);
-        // dispatch_clocks.h: the speed probe runs before the launch's start, outside its times
-        const std::int64_t probe = Tracer::enabled ? probe_before_launch(now_ns()) : 0;
-        const std::int64_t start = Tracer::enabled ? now_ns() : 0;
-        if (capture) capture->start_ns = now_ns();
-        launch_begins();  // dispatch_clocks.h: no probe reading is kept beside a running launch
-        r.pool.run(*l);
-        launch_ends();
-        if (capture) {
-            capture->end_ns = now_ns();
-            capture_after(*capture);
-        }
-        if (Tracer::enabled) {
-            tracer().add_dispatch(DispatchRecord{corr, kernel, stream_id, l->grid, l->block, l->shmem, start, now_ns(),
-                                                 os_thread_id()});
-            record_dispatch_cost(corr, l->cost, probe);
-        }
-        l->destroy(l);
+    Launch* queued = l;
+    const std::uint64_t ticket = r.enqueue(s, [queued, corr, stream_id, capture] {
+        run_queued_launch(*queued, corr, stream_id, capture.get());
     });
     if (capture) r.wait_stream(s, ticket);  // nothing else is queued until the capture is written
     api.finish();
@@ -1010,3 +1053,36 @@ inline unsigned __lane_id() {
 #include "rocm_perf_host/memory_api.h"
 #include "rocm_perf_host/unsupported.h"
 #include "rocm_perf_host/math_overloads.h"
+
+// A unit that links the prebuilt runtime must see the runtime configured as the object was
+// (outline.h): the object defines a symbol named by its configuration and every unit refers
+// to the one named by its own, so a unit that #defines one of these macros itself fails to
+// link, naming this symbol, and the host backend builds it with the whole runtime instead.
+#if defined(ROCM_PERF_HOST_PREBUILT)
+#if defined(ROCM_PERF_HOST_NO_WARP_OPS)
+#define ROCM_PERF_CONFIG_OPS 0
+#else
+#define ROCM_PERF_CONFIG_OPS 1
+#endif
+#if defined(ROCM_PERF_NO_TRACE)
+#define ROCM_PERF_CONFIG_TRACE 0
+#else
+#define ROCM_PERF_CONFIG_TRACE 1
+#endif
+#if !defined(__x86_64__) || defined(ROCM_PERF_FORCE_UCONTEXT)
+#define ROCM_PERF_CONFIG_FIBERS ucontext
+#else
+#define ROCM_PERF_CONFIG_FIBERS own
+#endif
+#define ROCM_PERF_CONFIG_PASTE(w, o, t, f) rocm_perf_prebuilt_runtime_warp##w##_ops##o##_trace##t##_fibers_##f
+#define ROCM_PERF_CONFIG_NAME(w, o, t, f) ROCM_PERF_CONFIG_PASTE(w, o, t, f)
+#define ROCM_PERF_CONFIG \
+    ROCM_PERF_CONFIG_NAME(ROCM_PERF_WARP_SIZE, ROCM_PERF_CONFIG_OPS, ROCM_PERF_CONFIG_TRACE, ROCM_PERF_CONFIG_FIBERS)
+#if ROCM_PERF_HOST_BODIES
+extern "C" const int ROCM_PERF_CONFIG;
+extern "C" const int ROCM_PERF_CONFIG = 1;
+#else
+extern "C" const int ROCM_PERF_CONFIG;
+[[maybe_unused]] static const int* const rocm_perf_prebuilt_configuration __attribute__((used)) = &ROCM_PERF_CONFIG;
+#endif
+#endif
