@@ -189,6 +189,35 @@ def test_other_flags_are_another_entry_and_the_switch_turns_it_off(cache, tmp_pa
     assert not other.exists()
 
 
+def test_candidates_in_their_own_folders_share_one_entry_and_a_shadowing_include_folder_keeps_it_out(
+        cache, tmp_path):
+    # optimize builds each candidate in its own folder with its own -fmacro-prefix-map (and a
+    # project's copies have their own -I): an entry per candidate cost 12 s per build.
+    from rocm_perf.optimize.build_cache import location_flags
+
+    backend = HostBackend()
+    programs = []
+    for name in ("cand1", "cand2"):
+        source = write_program(tmp_path / name)
+        (tmp_path / name / "include").mkdir()
+        flags = [*location_flags(source), "-I", str(tmp_path / name / "include"), "-DUSER_FLAG=1"]
+        programs.append(backend.build(source, tmp_path / name / "build", flags=flags))
+    [entry] = entries(cache)
+    for program in programs:
+        assert str(host_prebuilt.object_path(entry)) in program.build_log.read_text()
+    # An -I folder holding a header the runtime reads would change what the runtime compiles to:
+    # that build goes without the prebuilt runtime (and still builds and runs).
+    shadow = write_program(tmp_path / "shadowed")
+    (tmp_path / "shadowed" / "include").mkdir()
+    (tmp_path / "shadowed" / "include" / "cstdint").write_text("#include_next <cstdint>\n")
+    program = backend.build(shadow, tmp_path / "shadowed" / "build",
+                            flags=["-I", str(tmp_path / "shadowed" / "include"), "-DUSER_FLAG=1"])
+    assert entries(cache) == [entry] and str(entry) not in program.build_log.read_text()
+    for built in (*programs, program):
+        done = subprocess.run([str(built.executable)], capture_output=True, text=True, timeout=60)
+        assert done.stdout == "warp 64\n"
+
+
 def test_the_wrapper_reads_it_and_its_dependency_file_names_the_runtime_not_the_cache(cache, tmp_path):
     source = write_program(tmp_path / "proj")
     hipcc = [sys.executable, "-m", "rocm_perf.backends.host_hipcc"]

@@ -205,7 +205,7 @@ class HostBackend(Backend):
         debug = ["-g"] if self.sample and not any(f.startswith("-g") for f in user_flags) else []
         flags = [*DEFAULT_FLAGS, *debug, *self.warp_flags(), *unit.runtime_defines]
         # host_prebuilt.py: the runtime's headers precompiled and its functions in an object, made once
-        prebuilt = prebuilt_dir(self.compiler, [*flags, "-I", str(RUNTIME_DIR), *user_flags], Path.cwd(), timeout=timeout)
+        prebuilt = prebuilt_dir(self.compiler, [*flags, *user_flags], Path.cwd(), timeout=timeout)
         if prebuilt is not None and not usable_for(prebuilt, [source.parent]):
             prebuilt = None
         while True:

@@ -304,7 +304,7 @@ def compile_source(source: Path, language: str, obj: str | None, inv: Invocation
     pch = None
     if inv.stop_after in (None, "-c", "-S"):  # not for -E or -M: they print the headers themselves
         # host_prebuilt.py: the headers only; a project's link steps do not know which object its units need
-        pch = prebuilt_dir(cxx, [*flags, "-I", str(RUNTIME_DIR), *_without_dependency_flags(inv.compile_flags)], cwd,
+        pch = prebuilt_dir(cxx, [*flags, *_without_dependency_flags(inv.compile_flags)], cwd,
                            with_object=False)
         pch = pch if pch is not None and usable_for(pch, [source.parent]) else None
     argv = [cxx, *flags, *(["-I", str(pch)] if pch else []), "-I", str(RUNTIME_DIR), "-iquote", str(source.parent),

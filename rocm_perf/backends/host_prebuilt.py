@@ -107,35 +107,66 @@ def _system_include_dirs(compiler: str) -> tuple[Path, ...]:
     return tuple(dirs)
 
 
+# Options that name where headers are searched or how paths are printed: they differ per candidate
+# (each build's own folder, each copy of a project's tree) and do not change the runtime's code, so
+# an entry is made without them; a searched folder that shadows a header the runtime reads makes
+# the entry unusable for that build instead (usable_for).
+_SEARCH_OPTIONS = ("-I", "-iquote", "-isystem", "-idirafter")
+_SHADOWING = ("-I", "-isystem")  # searched before the standard folders for <...>
+_PATH_MAPS = ("-fmacro-prefix-map=", "-ffile-prefix-map=", "-fdebug-prefix-map=")
+
+
+def without_search_paths(flags: list[str], cwd: Path) -> tuple[list[str], list[Path]]:
+    """(the flags without header search folders and path maps, the folders that could shadow a
+    standard header: -I and -isystem, resolved against `cwd`)."""
+    kept, shadowing = [], []
+    i = 0
+    while i < len(flags):
+        flag = flags[i]
+        option = next((o for o in _SEARCH_OPTIONS if flag.startswith(o)), None)  # -I DIR or -IDIR
+        if option is not None:
+            folder = flags[i + 1] if flag == option and i + 1 < len(flags) else flag[len(option):]
+            i += 2 if flag == option else 1
+            if option in _SHADOWING and (cwd / folder).resolve() != RUNTIME_DIR:
+                shadowing.append(cwd / folder)
+            continue
+        if not flag.startswith(_PATH_MAPS):
+            kept.append(flag)
+        i += 1
+    return kept, shadowing
+
+
 def key(identity: str, flags: list[str], cwd: Path) -> str:
-    text = "\n".join([identity, runtime_digest(), str(cwd), *flags])  # cwd: relative -I paths
+    text = "\n".join([identity, runtime_digest(), str(cwd), *flags])  # cwd: relative paths (-include)
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 def prebuilt_dir(compiler: str, flags: list[str], cwd: Path | None = None, timeout: float = 300,
                  with_object: bool = True) -> Path | None:
     """A folder holding `hip/hip_runtime.h.gch` and, `with_object`, the runtime's object, made with
-    `flags` (the build's own, with the runtime's `-I` in its place, without the source's
-    directory) now if they are not in the cache; None where there are none to be had. A build
-    then adds `unit_flags(folder)` before the runtime's `-I` and links `object_path(folder)`."""
+    `flags` (the build's own, less its header search folders and path maps) now if they are not
+    in the cache; None where there are none to be had, or where one of the build's -I folders
+    holds a header the runtime reads. A build then adds `unit_flags(folder)` before the
+    runtime's `-I`, and links `object_path(folder)`; the caller checks the source's own folder
+    with usable_for."""
     if os.environ.get(ENV_SWITCH, "1") == "0":
         return None
     identity = gcc_identity(compiler)
     if identity is None:
         return None
-    flags = [*flags, PREBUILT_DEFINE] if with_object else list(flags)
     cwd = Path(cwd or Path.cwd()).resolve()
+    flags, shadowing = without_search_paths(list(flags), cwd)
+    flags = [*flags, "-I", str(RUNTIME_DIR), *([PREBUILT_DEFINE] if with_object else [])]
     folder = cache_root() / "host-pch" / key(identity, flags, cwd)
     if _ready(folder, with_object):
-        return folder
+        return folder if usable_for(folder, shadowing) else None
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         # One maker per entry: builds beside this one, in other processes or threads, wait for it.
         with open(folder.parent / f"{folder.name}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if _ready(folder, with_object):
-                return folder
-            return _make(compiler, flags, folder, cwd, timeout, with_object)
+            made = folder if _ready(folder, with_object) else _make(compiler, flags, folder, cwd, timeout, with_object)
+        return made if made is not None and usable_for(made, shadowing) else None
     except (OSError, subprocess.SubprocessError):
         return None
 
