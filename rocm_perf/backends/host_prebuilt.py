@@ -19,7 +19,8 @@ the standard headers under them) and generating its own functions again, about 4
 
 They live in the user's cache directory ($ROCM_PERF_CACHE_DIR, else $XDG_CACHE_HOME/rocm-perf,
 else ~/.cache/rocm-perf), one folder per key: the compiler (its path and `--version`), the
-flags, and the content of every runtime file. A runtime edited, a compiler upgraded or a flag
+flags but their header search folders and path maps (without_search_paths), and the content of
+every runtime file. A runtime edited, a compiler upgraded or a flag
 changed is another key. Only the newest `KEEP` are kept (each is about 100 MB). Only GCC's are
 made; any failure to make one (another compiler, a full disk, a read-only cache) means the build
 goes on without it. ROCM_PERF_PREBUILT_RUNTIME=0 turns both off.
