@@ -58,6 +58,11 @@ def write_program(folder: Path, before: str = "") -> Path:
     return source
 
 
+def first_build(backend: HostBackend, folder: Path, flags: list[str] | None = None) -> None:
+    """A build with these flags that makes no entry (the first leaves a mark; the second makes it)."""
+    backend.build(write_program(folder), folder / "build", flags=flags)
+
+
 def pch_read_by(compile_dir: Path, unit: Path, pch: Path, *defines: str) -> bool:
     """Whether GCC reads the precompiled header for `unit` (its -H trace marks a used one with '!')."""
     done = subprocess.run(["g++", "-std=c++17", "-O2", *defines, "-I", str(pch), "-I", str(RUNTIME_DIR), "-I",
@@ -67,8 +72,11 @@ def pch_read_by(compile_dir: Path, unit: Path, pch: Path, *defines: str) -> bool
     return f"! {host_prebuilt.gch_path(pch)}" in done.stderr
 
 
-def test_a_build_makes_the_precompiled_header_once_and_the_next_build_reads_it(cache, tmp_path):
+def test_the_second_build_with_its_flags_makes_the_entry_and_the_next_build_reads_it(cache, tmp_path):
     backend = HostBackend()
+    once = backend.build(KERNELS / "stencil2d.cu", tmp_path / "once")
+    assert entries(cache) == []  # flags built with once pay nothing for an entry never read
+    assert "host-pch" not in once.build_log.read_text()
     program = backend.build(KERNELS / "stencil2d.cu", tmp_path / "one")
     [entry] = entries(cache)
     assert host_prebuilt.gch_path(entry).stat().st_size > 1_000_000
@@ -79,13 +87,14 @@ def test_a_build_makes_the_precompiled_header_once_and_the_next_build_reads_it(c
     assert entries(cache) == [entry] and host_prebuilt.gch_path(entry).stat().st_mtime_ns == made
     unit = tmp_path / "two" / "stencil2d.host.cpp"
     assert pch_read_by(KERNELS, unit, entry, "-DROCM_PERF_HOST_NO_WARP_OPS=1", host_prebuilt.PREBUILT_DEFINE)
-    for built in (program, again):
+    for built in (once, program, again):
         done = subprocess.run([str(built.executable)], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and "PASS" in done.stdout
 
 
 def test_a_macro_the_runtime_reads_defined_first_makes_gcc_read_the_headers_instead(cache, tmp_path):
     backend = HostBackend()
+    first_build(backend, tmp_path / "first")
     plain = backend.build(write_program(tmp_path / "plain"), tmp_path / "plain" / "build")
     warp32 = backend.build(write_program(tmp_path / "w32", before="#define ROCM_PERF_WARP_SIZE 32\n"),
                            tmp_path / "w32" / "build")
@@ -110,6 +119,7 @@ def test_a_unit_built_against_the_object_only_declares_the_runtimes_functions_an
 
     backend = HostBackend()
     source = KERNELS / "stencil2d.cu"
+    backend.build(source, tmp_path / "first")  # makes no entry (see the first test)
     prebuilt = backend.build(source, tmp_path / "prebuilt")
     [entry] = entries(cache)
     runtime_object = host_prebuilt.object_path(entry)
@@ -146,6 +156,7 @@ def test_builds_in_threads_of_one_process_wait_for_one_maker_of_the_entry(cache,
     from concurrent.futures import ThreadPoolExecutor
 
     backend = HostBackend()
+    first_build(backend, tmp_path / "first")
     sources = [write_program(tmp_path / f"t{i}") for i in range(2)]
     with ThreadPoolExecutor(max_workers=2) as pool:
         programs = list(pool.map(lambda s: backend.build(s, s.parent / "build"), sources))
@@ -159,6 +170,7 @@ def test_builds_in_threads_of_one_process_wait_for_one_maker_of_the_entry(cache,
 
 def test_a_header_beside_the_source_that_shadows_a_standard_one_keeps_the_precompiled_header_out(cache, tmp_path):
     source = write_program(tmp_path / "shadow")
+    first_build(HostBackend(), tmp_path / "first")
     HostBackend().build(source, tmp_path / "shadow" / "build")
     [entry] = entries(cache)
     assert host_prebuilt.usable_for(entry, [tmp_path / "shadow"])
@@ -169,6 +181,7 @@ def test_a_header_beside_the_source_that_shadows_a_standard_one_keeps_the_precom
 
 def test_a_damaged_precompiled_header_is_ignored_by_the_compiler(cache, tmp_path):
     backend = HostBackend()
+    first_build(backend, tmp_path / "first")
     backend.build(write_program(tmp_path / "a"), tmp_path / "a" / "build")
     [entry] = entries(cache)
     host_prebuilt.gch_path(entry).write_bytes(b"gpch.013" + os.urandom(4096))
@@ -179,8 +192,9 @@ def test_a_damaged_precompiled_header_is_ignored_by_the_compiler(cache, tmp_path
 
 def test_other_flags_are_another_entry_and_the_switch_turns_it_off(cache, tmp_path, monkeypatch):
     source = write_program(tmp_path / "p")
-    HostBackend().build(source, tmp_path / "p" / "b1")
-    HostBackend().build(source, tmp_path / "p" / "b2", flags=["-DUSER_FLAG=1"])
+    for n in range(2):
+        HostBackend().build(source, tmp_path / "p" / f"a{n}")
+        HostBackend().build(source, tmp_path / "p" / f"b{n}", flags=["-DUSER_FLAG=1"])
     assert len(entries(cache)) == 2
     monkeypatch.setenv("ROCM_PERF_PREBUILT_RUNTIME", "0")
     other = tmp_path / "other-cache"
@@ -196,6 +210,7 @@ def test_candidates_in_their_own_folders_share_one_entry_and_a_shadowing_include
     from rocm_perf.optimize.build_cache import location_flags
 
     backend = HostBackend()
+    first_build(backend, tmp_path / "first", flags=["-DUSER_FLAG=1"])
     programs = []
     for name in ("cand1", "cand2"):
         source = write_program(tmp_path / name)

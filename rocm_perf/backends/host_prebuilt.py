@@ -21,7 +21,8 @@ They live in the user's cache directory ($ROCM_PERF_CACHE_DIR, else $XDG_CACHE_H
 else ~/.cache/rocm-perf), one folder per key: the compiler (its path and `--version`), the
 flags but their header search folders and path maps (without_search_paths), and the content of
 every runtime file. A runtime edited, a compiler upgraded or a flag
-changed is another key. Only the newest `KEEP` are kept (each is about 100 MB). Only GCC's are
+changed is another key. Only the newest `KEEP` are kept (each is about 100 MB). An entry is made by
+the second build with its flags, not the first: flags built with once would pay 12 s for it. Only GCC's are
 made; any failure to make one (another compiler, a full disk, a read-only cache) means the build
 goes on without it. ROCM_PERF_PREBUILT_RUNTIME=0 turns both off.
 """
@@ -163,6 +164,13 @@ def prebuilt_dir(compiler: str, flags: list[str], cwd: Path | None = None, timeo
         return folder if usable_for(folder, shadowing) else None
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
+        # An entry costs two whole-runtime builds to make: flags built with once (a `profile` with
+        # its own -D, most of the test suite) would pay for one never read. The first build with
+        # these flags leaves a mark and goes without; the second makes the entry.
+        seen = _seen_mark(folder)
+        if not seen.exists():
+            seen.touch()
+            return None
         # One maker per entry: builds beside this one, in other processes or threads, wait for it.
         with open(folder.parent / f"{folder.name}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -259,13 +267,26 @@ def usable_for(folder: Path, user_dirs: list[Path]) -> bool:
     return not any((d / name).exists() for d in user_dirs for name in names)
 
 
+def _seen_mark(folder: Path) -> Path:
+    return folder.parent / f"{folder.name}.seen"
+
+
 def _prune(parent: Path) -> None:
-    """Keep the `KEEP` most recently used precompiled headers."""
+    """Keep the `KEEP` most recently used precompiled headers, and the marks of flags built with
+    once (_seen_mark) for a week."""
     try:
         entries = sorted((p for p in parent.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True)
+        marks = [p for p in parent.iterdir() if p.suffix == ".seen" and not (parent / p.stem).is_dir()]
     except OSError:
         return
     for old in entries[KEEP:]:
         if time.time() - old.stat().st_mtime > 60:  # not one a build beside this one just made
             shutil.rmtree(old, ignore_errors=True)
-            (parent / f"{old.name}.lock").unlink(missing_ok=True)
+            for mark in (f"{old.name}.lock", f"{old.name}.seen"):
+                (parent / mark).unlink(missing_ok=True)
+    for mark in marks:
+        try:
+            if time.time() - mark.stat().st_mtime > 7 * 86400:
+                mark.unlink()
+        except OSError:
+            pass
