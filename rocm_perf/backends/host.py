@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 from rocm_perf.backends.base import Backend, Program, ProfileResult
-from rocm_perf.backends.host_prebuilt import CONFIGURATION_SYMBOL, object_path, prebuilt_dir, unit_flags, usable_for
+from rocm_perf.backends.host_prebuilt import CONFIGURATION_SYMBOL, object_path, prebuilt_dir, unit_flags
 from rocm_perf.backends.host_trace import read_host_log
 from rocm_perf.backends.host_sources import include_dirs_from_flags, prepare_unit
 from rocm_perf.disk_space import check_space
@@ -205,9 +205,8 @@ class HostBackend(Backend):
         debug = ["-g"] if self.sample and not any(f.startswith("-g") for f in user_flags) else []
         flags = [*DEFAULT_FLAGS, *debug, *self.warp_flags(), *unit.runtime_defines]
         # host_prebuilt.py: the runtime's headers precompiled and its functions in an object, made once
-        prebuilt = prebuilt_dir(self.compiler, [*flags, *user_flags], Path.cwd(), timeout=timeout)
-        if prebuilt is not None and not usable_for(prebuilt, [source.parent]):
-            prebuilt = None
+        prebuilt = prebuilt_dir(self.compiler, [*flags, *user_flags], Path.cwd(), timeout=timeout,
+                                source_dirs=(source.parent,))
         while True:
             runtime_flags = unit_flags(prebuilt) if prebuilt else []
             runtime_object = [str(object_path(prebuilt))] if prebuilt and object_path(prebuilt).is_file() else []

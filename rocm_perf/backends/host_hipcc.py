@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocm_perf.backends.host_libraries import AS_NEEDED, replaced_link_option
-from rocm_perf.backends.host_prebuilt import gch_path, prebuilt_dir, usable_for
+from rocm_perf.backends.host_prebuilt import gch_path, prebuilt_dir
 from rocm_perf.backends.host_libraries import link_flags as library_link_flags
 from rocm_perf.errors import RocmPerfError
 
@@ -305,8 +305,7 @@ def compile_source(source: Path, language: str, obj: str | None, inv: Invocation
     if inv.stop_after in (None, "-c", "-S"):  # not for -E or -M: they print the headers themselves
         # host_prebuilt.py: the headers only; a project's link steps do not know which object its units need
         pch = prebuilt_dir(cxx, [*flags, *_without_dependency_flags(inv.compile_flags)], cwd,
-                           with_object=False)
-        pch = pch if pch is not None and usable_for(pch, [source.parent]) else None
+                           with_object=False, source_dirs=(source.parent,))
     argv = [cxx, *flags, *(["-I", str(pch)] if pch else []), "-I", str(RUNTIME_DIR), "-iquote", str(source.parent),
             *inv.compile_flags, *own_deps, "-include", "hip/hip_runtime.h", *stop, "-x", "c++", str(unit.compile_path), *out]
     status = subprocess.call(argv, cwd=cwd)

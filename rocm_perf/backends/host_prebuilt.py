@@ -144,13 +144,13 @@ def key(identity: str, flags: list[str], cwd: Path) -> str:
 
 
 def prebuilt_dir(compiler: str, flags: list[str], cwd: Path | None = None, timeout: float = 300,
-                 with_object: bool = True) -> Path | None:
+                 with_object: bool = True, source_dirs: tuple[Path, ...] = ()) -> Path | None:
     """A folder holding `hip/hip_runtime.h.gch` and, `with_object`, the runtime's object, made with
     `flags` (the build's own, less its header search folders and path maps) now if they are not
-    in the cache; None where there are none to be had, or where one of the build's -I folders
-    holds a header the runtime reads. A build then adds `unit_flags(folder)` before the
-    runtime's `-I`, and links `object_path(folder)`; the caller checks the source's own folder
-    with usable_for."""
+    in the cache; None where there are none to be had, or where one of the build's -I folders or
+    `source_dirs` (the folders the build searches besides its flags) holds a header the runtime
+    reads. A build then adds `unit_flags(folder)` before the runtime's `-I`, and links
+    `object_path(folder)`."""
     if os.environ.get(ENV_SWITCH, "1") == "0":
         return None
     identity = gcc_identity(compiler)
@@ -158,6 +158,7 @@ def prebuilt_dir(compiler: str, flags: list[str], cwd: Path | None = None, timeo
         return None
     cwd = Path(cwd or Path.cwd()).resolve()
     flags, shadowing = without_search_paths(list(flags), cwd)
+    shadowing = [*source_dirs, *shadowing]
     flags = [*flags, "-I", str(RUNTIME_DIR), *([PREBUILT_DEFINE] if with_object else [])]
     folder = cache_root() / "host-pch" / key(identity, flags, cwd)
     if _ready(folder, with_object):
